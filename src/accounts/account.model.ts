@@ -1,0 +1,17 @@
+import { t, type Static } from 'elysia'
+import { SCOPES } from './scopes'
+
+const Ref = t.Object({ id: t.String(), name: t.String() })
+
+/** GET /me: who the key is. */
+export const KeyDescription = t.Object({
+  object: t.Literal('key'),
+  id: t.String({ examples: ['key_01JF3Z8Q2W4E6R8T0Y2U4I6O8P'] }),
+  name: t.String(),
+  account: Ref,
+  sites: t.Array(Ref, { description: 'The sites this key can see: all of the account\'s unless the key is limited.' }),
+  site_restricted: t.Boolean(),
+  scopes: t.Array(t.UnionEnum([...SCOPES])),
+  rate_limits: t.Object({ reads_per_minute: t.Integer(), writes_per_minute: t.Integer() }),
+})
+export type KeyDescription = Static<typeof KeyDescription>

@@ -1,0 +1,28 @@
+import type { Db } from '../db/client'
+import { inTransaction } from '../db/client'
+import type { Clock } from '../platform/clock'
+import { newId } from '../platform/ids'
+import { accounts, sites } from './account.table'
+import { findDefaultAccount, type AccountRow, type SiteRow } from './account.queries'
+
+/** Creates an account with its first site ("Main yard" unless named). */
+export function createAccount(db: Db, clock: Clock, input: { name: string; siteName?: string; isDefault?: boolean }): { account: AccountRow; site: SiteRow } {
+  const name = input.name.trim()
+  if (!name) throw new Error('an account needs a name')
+  const now = clock.now()
+  const account: AccountRow = { id: newId('acct', now), name, isDefault: input.isDefault ?? false, createdAt: now }
+  const site: SiteRow = { id: newId('site', now), accountId: account.id, name: input.siteName?.trim() || 'Main yard', createdAt: now }
+  inTransaction(db, (tx) => {
+    tx.insert(accounts).values(account).run()
+    tx.insert(sites).values(site).run()
+  })
+  return { account, site }
+}
+
+/** Returns the default account, creating it (and its site) on an empty database. */
+export function ensureDefaultAccount(db: Db, clock: Clock): { account: AccountRow; created: boolean } {
+  const existing = findDefaultAccount(db)
+  if (existing) return { account: existing, created: false }
+  const { account } = createAccount(db, clock, { name: 'My towing company', isDefault: true })
+  return { account, created: true }
+}

@@ -1,0 +1,82 @@
+/** Settings, read once from flags and the environment (flags win). Nothing else reads process.env. */
+
+export interface Config {
+  dbPath: string
+  port: number
+  host: string
+  publicUrl: string
+  rateLimitReads: number
+  rateLimitWrites: number
+  webhookRetryScheduleMs: number[]
+  webhookTimeoutMs: number
+  webhookAllowPrivate: boolean
+  smsProvider: 'log' | 'twilio'
+  twilio: { accountSid: string; authToken: string; from: string; apiBase: string }
+  logLevel: string
+  /** Body size limit of the API, in bytes. */
+  maxBodyBytes: number
+}
+
+/** A setting that could not be understood; main prints it and exits 2. */
+export class ConfigError extends Error {}
+
+/** Flags accepted by `serve` and the operator commands, as parsed from argv. */
+export type Flags = Record<string, string | boolean | undefined>
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
+
+/** Parses `1m,10m,1h` into milliseconds; each entry must be later than the one before. */
+export function parseSchedule(text: string): number[] {
+  const out = text.split(',').map((part) => {
+    const m = DURATION.exec(part.trim())
+    if (!m) throw new ConfigError(`TOWLINE_WEBHOOK_RETRY_SCHEDULE: "${part.trim()}" is not a duration like 500ms, 30s, 10m or 4h`)
+    return Math.round(Number(m[1]) * UNIT_MS[m[2]!]!)
+  })
+  for (let i = 1; i < out.length; i++) {
+    if (out[i]! <= out[i - 1]!) throw new ConfigError('TOWLINE_WEBHOOK_RETRY_SCHEDULE: each retry must fall later than the one before')
+  }
+  return out
+}
+
+function int(name: string, raw: string | undefined, fallback: number, min = 1): number {
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name}: "${raw}" is not a whole number of at least ${min}`)
+  return n
+}
+
+function flag(flags: Flags, name: string): string | undefined {
+  const v = flags[name]
+  return typeof v === 'string' ? v : undefined
+}
+
+/** Reads the whole configuration once. */
+export function readConfig(env: Record<string, string | undefined>, flags: Flags = {}): Config {
+  const port = int('TOWLINE_PORT', flag(flags, 'port') ?? env.TOWLINE_PORT, 8080, 0)
+  if (port > 65535) throw new ConfigError(`TOWLINE_PORT: ${port} is not a port number`)
+  const provider = (flag(flags, 'sms-provider') ?? env.TOWLINE_SMS_PROVIDER ?? 'log').toLowerCase()
+  if (provider !== 'log' && provider !== 'twilio') throw new ConfigError(`TOWLINE_SMS_PROVIDER: "${provider}" is not log or twilio`)
+  const publicUrl = (flag(flags, 'public-url') ?? env.TOWLINE_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, '')
+  try { new URL(publicUrl) } catch { throw new ConfigError(`TOWLINE_PUBLIC_URL: "${publicUrl}" is not an absolute URL`) }
+  return {
+    dbPath: flag(flags, 'db') ?? env.TOWLINE_DB ?? './towline.db',
+    port,
+    host: flag(flags, 'host') ?? env.TOWLINE_HOST ?? '0.0.0.0',
+    publicUrl,
+    rateLimitReads: int('TOWLINE_RATE_LIMIT_READS', env.TOWLINE_RATE_LIMIT_READS, 600),
+    rateLimitWrites: int('TOWLINE_RATE_LIMIT_WRITES', env.TOWLINE_RATE_LIMIT_WRITES, 120),
+    webhookRetryScheduleMs: parseSchedule(env.TOWLINE_WEBHOOK_RETRY_SCHEDULE ?? '1m,10m,1h,4h,12h,33h'),
+    webhookTimeoutMs: int('TOWLINE_WEBHOOK_TIMEOUT_MS', env.TOWLINE_WEBHOOK_TIMEOUT_MS, 10_000),
+    webhookAllowPrivate: env.TOWLINE_WEBHOOK_ALLOW_PRIVATE === '1' || env.TOWLINE_WEBHOOK_ALLOW_PRIVATE === 'true',
+    smsProvider: provider,
+    twilio: {
+      accountSid: env.TWILIO_ACCOUNT_SID ?? '',
+      authToken: env.TWILIO_AUTH_TOKEN ?? '',
+      from: env.TWILIO_FROM ?? '',
+      apiBase: (env.TOWLINE_TWILIO_API_BASE ?? 'https://api.twilio.com').replace(/\/+$/, ''),
+    },
+    logLevel: env.LOG_LEVEL ?? 'info',
+    maxBodyBytes: 256 * 1024,
+  }
+}

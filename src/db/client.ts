@@ -1,0 +1,37 @@
+import { Database } from 'bun:sqlite'
+import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import * as schema from './schema'
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
+
+/**
+ * Opens the SQLite file with the settings the service relies on: WAL (readers never block the
+ * one writer), synchronous NORMAL, a busy timeout for other processes (CLI, backups) and
+ * foreign keys. One connection per process; every write happens on the main thread.
+ */
+export function openDatabase(path: string): Db {
+  const sqlite = new Database(path, { create: true, strict: true })
+  sqlite.exec('PRAGMA journal_mode = WAL')
+  sqlite.exec('PRAGMA synchronous = NORMAL')
+  sqlite.exec('PRAGMA busy_timeout = 5000')
+  sqlite.exec('PRAGMA foreign_keys = ON')
+  sqlite.exec('PRAGMA temp_store = MEMORY')
+  return drizzle(sqlite, { schema }) as Db
+}
+
+/** Checkpoints the WAL into the main file and closes the connection. */
+export function closeDatabase(db: Db): void {
+  try {
+    db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+  } finally {
+    db.$client.close()
+  }
+}
+
+/**
+ * Runs `fn` in one IMMEDIATE transaction. `fn` must be synchronous: drizzle on bun:sqlite does
+ * not roll back writes made after an await (drizzle#1472), so the type forbids a Promise.
+ */
+export function inTransaction<T>(db: Db, fn: (tx: Db) => T extends Promise<unknown> ? never : T): T {
+  return db.transaction((tx) => fn(tx as unknown as Db) as T, { behavior: 'immediate' })
+}

@@ -1,0 +1,2 @@
+/** Every table, re-exported for drizzle-kit and for queries. */
+export * from '../accounts/account.table'

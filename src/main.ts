@@ -1,0 +1,104 @@
+#!/usr/bin/env bun
+/** The `towline` command: the server and the operator commands, one binary. */
+import { accountCommands } from './accounts/account.cli'
+import { ConfigError, configFrom, parseFor, UsageError, withDb, printJson, DB_OPTIONS, type Command } from './cli/cli'
+import { DatabaseTooNewError, embeddedMigrations } from './db/migrate'
+import { serve } from './server'
+import { VERSION, API_VERSION } from './version'
+
+const serveCmd: Command = {
+  name: 'serve',
+  summary: 'Run the service: API, pages and background work on one port',
+  usage: `towline serve [--db FILE] [--port N] [--host ADDR] [--public-url URL]
+
+Migrates the database, creates the default account on an empty one, and listens.
+Settings (flags win over the environment):
+  --db FILE          TOWLINE_DB           database file (default ./towline.db)
+  --port N           TOWLINE_PORT         port (default 8080; 0 picks a free one)
+  --host ADDR        TOWLINE_HOST         address (default 0.0.0.0)
+  --public-url URL   TOWLINE_PUBLIC_URL   base of tracking and driver links
+Also: TOWLINE_RATE_LIMIT_READS, TOWLINE_RATE_LIMIT_WRITES, TOWLINE_WEBHOOK_RETRY_SCHEDULE,
+TOWLINE_WEBHOOK_TIMEOUT_MS, TOWLINE_WEBHOOK_ALLOW_PRIVATE, TOWLINE_SMS_PROVIDER, TWILIO_*,
+TOWLINE_TWILIO_API_BASE, LOG_LEVEL. Logs are JSON lines on stdout; pipe to pino-pretty to read.
+SIGTERM or SIGINT drains requests, checkpoints the database and exits 0.`,
+  options: { db: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'public-url': { type: 'string' } },
+  positionals: 0,
+  run: async ({ values }) => { await serve(configFrom(values)); return -1 },
+}
+
+const migrateCmd: Command = {
+  name: 'migrate',
+  summary: 'Apply pending database migrations (safe to run twice)',
+  usage: 'towline migrate [--db FILE] [--json]\n\nApplies every embedded migration the database has not seen. serve does this too.',
+  options: DB_OPTIONS,
+  positionals: 0,
+  run: ({ values }) => withDb(values, (_db, config) => {
+    // withDb already migrated; report what the database now holds.
+    const all = embeddedMigrations()
+    if (values.json) return printJson({ database: config.dbPath, migrations: all })
+    process.stdout.write(`${config.dbPath} is at migration ${all.at(-1)?.tag ?? '(none)'} (${all.length} embedded).\n`)
+  }),
+}
+
+const versionCmd: Command = {
+  name: 'version',
+  summary: 'Print the version',
+  usage: 'towline version [--json]',
+  options: { json: { type: 'boolean' } },
+  positionals: 0,
+  run: ({ values }) => {
+    if (values.json) return printJson({ version: VERSION, api_version: API_VERSION, bun: Bun.version })
+    process.stdout.write(`towline ${VERSION} (API ${API_VERSION}, bun ${Bun.version})\n`)
+  },
+}
+
+const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, versionCmd]
+
+function overview(): string {
+  const w = Math.max(...COMMANDS.map((c) => c.name.length))
+  return `towline ${VERSION}: towing dispatch service in one executable
+
+Usage: towline COMMAND [options]     (towline COMMAND --help for a command's options)
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`).join('\n')}
+`
+}
+
+/** Runs the CLI with the given arguments and returns the exit code (-1: keep running). */
+export async function main(argv: string[]): Promise<number> {
+  if (!argv.length || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    process.stdout.write(overview())
+    return argv.length ? 0 : 2
+  }
+  if (argv[0] === '--version' || argv[0] === '-v') argv = ['version']
+  const two = `${argv[0]} ${argv[1] ?? ''}`
+  const cmd = COMMANDS.find((c) => c.name === two) ?? COMMANDS.find((c) => c.name === argv[0])
+  if (!cmd) {
+    const group = COMMANDS.filter((c) => c.name.startsWith(`${argv[0]} `))
+    if (group.length) {
+      const help = argv.slice(1).some((a) => a === '--help' || a === '-h')
+      process[help ? 'stdout' : 'stderr'].write(`${help ? '' : `towline ${argv[0]}: ${argv[1] ? `unknown subcommand "${argv[1]}"` : 'which one?'}\n\n`}Usage:\n${group.map((c) => `  towline ${c.name.padEnd(16)} ${c.summary}`).join('\n')}\n`)
+      return help ? 0 : 2
+    }
+    process.stderr.write(`towline: unknown command "${argv[0]}"\n\n${overview()}`)
+    return 2
+  }
+  const rest = argv.slice(cmd.name.split(' ').length)
+  try {
+    const args = parseFor(cmd, rest)
+    if (args.values.help) { process.stdout.write(cmd.usage + '\n'); return 0 }
+    const code = await cmd.run(args)
+    return typeof code === 'number' ? code : 0
+  } catch (err) {
+    if (err instanceof UsageError) { process.stderr.write(`towline ${cmd.name}: ${err.message}\n\nUsage: ${cmd.usage}\n`); return 2 }
+    if (err instanceof ConfigError || err instanceof DatabaseTooNewError) { process.stderr.write(`towline ${cmd.name}: ${err.message}\n`); return 2 }
+    process.stderr.write(`towline ${cmd.name}: ${(err as Error).message}\n`)
+    return 1
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2))
+  if (code >= 0) process.exit(code)
+}

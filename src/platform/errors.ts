@@ -1,0 +1,68 @@
+/**
+ * The one error catalog. Operations throw `AppError`s by code; only this file knows
+ * HTTP statuses, and `renderError` is the only place an error body is shaped.
+ */
+
+/** Every error code the API can answer with, its HTTP status and when it is used. */
+export const ERROR_CATALOG = {
+  invalid_json: { status: 400, when: 'The body is not JSON, or not a JSON object.' },
+  unauthorized: { status: 401, when: 'No key, a malformed, unknown or revoked key.' },
+  insufficient_scope: { status: 403, when: 'The key lacks the scope the endpoint needs (details.required_scope).' },
+  not_found: { status: 404, when: 'Unknown route or id, or a resource of another account or site.' },
+  conflict: { status: 409, when: 'Another job on the account already has that external_ref (details.existing_job_id).' },
+  job_transition_refused: { status: 409, when: 'The status move is not allowed (details.from, details.to, details.reason when known).' },
+  job_stale: { status: 409, when: 'expected_status was sent and the job is in another status (details.expected_status, details.current_status).' },
+  invalid_state: { status: 409, when: 'The job is archived; restore it first.' },
+  payload_too_large: { status: 413, when: 'The body is over 256 KiB (details.limit_bytes).' },
+  validation_failed: { status: 422, when: 'The body or query does not match the schema (details.fields: [{ path, message }]).' },
+  job_reason_required: { status: 422, when: 'Cancelling without cancel_reason, or reopening without reason (3 to 500 characters after trimming).' },
+  idempotency_key_reused: { status: 422, when: 'The Idempotency-Key was used before with a different request.' },
+  rate_limited: { status: 429, when: 'The key went over its per-minute limit (Retry-After, details.retry_after_seconds).' },
+  internal_error: { status: 500, when: 'Something failed inside the service; nothing internal is echoed.' },
+  service_unavailable: { status: 503, when: 'The service is shutting down; retry on another attempt.' },
+} as const
+
+export type ErrorCode = keyof typeof ERROR_CATALOG
+
+/** An error an operation raises on purpose; rendered as `{ error: { code, message, details } }`. */
+export class AppError extends Error {
+  // Named `errorCode`, not `code`: Elysia reads `error.code` to classify errors and would
+  // otherwise treat ours as one of its own kinds.
+  readonly errorCode: ErrorCode
+  readonly details: Record<string, unknown>
+  readonly headers: Record<string, string>
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(message)
+    this.errorCode = code
+    this.details = details
+    this.headers = headers
+  }
+  get status(): number {
+    return ERROR_CATALOG[this.errorCode].status
+  }
+}
+
+/** Returns the JSON body of an error: details repeat the message as database_message, as the spec says. */
+export function errorBody(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+  return { error: { code, message, details: { ...details, database_message: message } } }
+}
+
+/** Renders an AppError as a JSON response with its catalog status and extra headers. */
+export function renderError(err: AppError): Response {
+  return new Response(JSON.stringify(errorBody(err.errorCode, err.message, err.details)), {
+    status: err.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...err.headers },
+  })
+}
+
+/** Builds the 422 validation_failed error from a list of field problems. */
+export function validationFailed(fields: { path: string; message: string }[], message?: string): AppError {
+  const first = fields[0]
+  const text = message ?? (first ? `${first.path ? `${first.path}: ` : ''}${first.message}` : 'The request is not valid.')
+  return new AppError('validation_failed', text, { fields })
+}
+
+/** The error for an id that does not exist for this key (other accounts' ids included). */
+export function notFound(what: string, id: string): AppError {
+  return new AppError('not_found', `No ${what} with id ${id} was found.`, { id })
+}
