@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Config } from './config'
-import type { Db } from './db/client'
+import { databasePinger, type Db } from './db/client'
 import type { Clock } from './platform/clock'
 import type { Logger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
@@ -8,7 +8,8 @@ import { httpPlugin, createFetchHandler } from './platform/http'
 import { buildOpenApiDocument } from './platform/openapi'
 import { docsRoutes } from './platform/docs.routes'
 import { healthRoutes } from './platform/health.routes'
-import { authPlugin } from './accounts/auth.plugin'
+import { authPlugin, createAuthorizer } from './accounts/auth.plugin'
+import type { Scope } from './accounts/scopes'
 import { accountRoutes } from './accounts/account.routes'
 import { VERSION } from './version'
 
@@ -25,11 +26,25 @@ export interface AppDeps {
 
 /** Builds the root Elysia app: error handling and body parsing first, then every feature. */
 export function createApp(deps: AppDeps) {
-  const auth = authPlugin(deps)
+  const authorize = createAuthorizer(deps)
+  const auth = authPlugin(authorize)
+  // Scope of each route, read from the routes themselves once they are all registered.
+  let scopes: Map<string, Scope> | undefined
+  const scopeOf = (method: string, route: string) => {
+    scopes ??= new Map((app.routes as any[]).filter((r) => r.hooks?.detail?.['x-required-scope']).map((r) => [`${r.method} ${r.path}`, r.hooks.detail['x-required-scope']]))
+    return scopes.get(`${method} ${route}`)
+  }
   let app: any
   app = new Elysia({ normalize: false })
-    .use(httpPlugin({ logger: deps.logger, maxBodyBytes: deps.config.maxBodyBytes }))
-    .use(healthRoutes(deps))
+    .use(httpPlugin({
+      logger: deps.logger,
+      maxBodyBytes: deps.config.maxBodyBytes,
+      beforeBody: (request, route) => {
+        const scope = scopeOf(request.method, route)
+        if (scope) authorize(request, route, scope)
+      },
+    }))
+    .use(healthRoutes({ databaseAnswers: databasePinger(deps.db), isDraining: deps.isDraining }))
     .use(docsRoutes(() => buildOpenApiDocument(app, { version: VERSION, publicUrl: `${deps.config.publicUrl}/api/v1` })))
     .use(accountRoutes(auth, deps))
   return app as Elysia

@@ -8,36 +8,51 @@ import { createAuthenticator, type Principal } from './authenticate'
 import type { Scope } from './scopes'
 
 /**
- * The `scope` macro: `{ scope: 'jobs:read' }` on a route authenticates the bearer key (401),
- * counts it against the key's per-minute limit (429), checks the scope (403) and hands the
- * route a `principal`. It also documents the route's security in the OpenAPI document.
+ * Returns `authorize(request, route, scope)`: authenticates the bearer key (401), counts the
+ * request against the key's per-minute limit (429) and checks the scope (403). It runs once
+ * per request, before the body is read or validated, so auth errors always come first.
  */
-export function authPlugin(deps: { db: Db; clock: Clock; limiter: RateLimiter }) {
+export function createAuthorizer(deps: { db: Db; clock: Clock; limiter: RateLimiter }) {
   const authenticate = createAuthenticator(deps.db, () => deps.clock.now())
+  return function authorize(request: Request, route: string, scope: Scope): Principal {
+    const info = requestInfo(request)
+    if (info.principal) return info.principal as Principal
+    info.route = route
+    const principal = authenticate(request.headers.get('authorization'))
+    info.keyId = principal.keyId
+    info.accountId = principal.accountId
+    const kind = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write'
+    const decision = deps.limiter.take(principal.keyId, kind)
+    info.headers = RateLimiter.headers(decision, deps.clock.now())
+    if (!decision.allowed) {
+      throw new AppError('rate_limited', `Too many ${kind} requests for this key; retry in ${decision.retryAfterS} seconds.`, {
+        retry_after_seconds: decision.retryAfterS, limit: decision.limit, kind,
+      })
+    }
+    if (!principal.scopes.includes(scope)) {
+      throw new AppError('insufficient_scope', `This key does not have the ${scope} scope that this request needs.`, {
+        required_scope: scope, key_scopes: principal.scopes,
+      }, { 'WWW-Authenticate': `Bearer realm="towline", error="insufficient_scope", scope="${scope}"` })
+    }
+    info.principal = principal
+    return principal
+  }
+}
+
+export type Authorizer = ReturnType<typeof createAuthorizer>
+
+/**
+ * The `scope` macro: `{ scope: 'jobs:read' }` on a route requires that scope, hands the route
+ * a `principal`, and documents the route's security in the OpenAPI document.
+ */
+export function authPlugin(authorize: Authorizer) {
   return new Elysia({ name: 'towline.auth' }).macro({
     scope: (scope: Scope) => ({
       detail: { security: [{ bearerAuth: [scope] }], 'x-required-scope': scope } as Record<string, unknown>,
-      resolve({ request, route, set }): { principal: Principal } {
-        const info = requestInfo(request)
-        info.route = route
-        const principal = authenticate(request.headers.get('authorization'))
-        info.keyId = principal.keyId
-        info.accountId = principal.accountId
-        const kind = request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write'
-        const decision = deps.limiter.take(principal.keyId, kind)
-        const headers = RateLimiter.headers(decision, deps.clock.now())
-        if (!decision.allowed) {
-          throw new AppError('rate_limited', `Too many ${kind} requests for this key; retry in ${decision.retryAfterS} seconds.`, {
-            retry_after_seconds: decision.retryAfterS, limit: decision.limit, kind,
-          }, headers)
-        }
-        Object.assign(set.headers, headers)
-        if (!principal.scopes.includes(scope)) {
-          throw new AppError('insufficient_scope', `This key does not have the ${scope} scope that this request needs.`, {
-            required_scope: scope, key_scopes: principal.scopes,
-          }, { 'WWW-Authenticate': `Bearer realm="towline", error="insufficient_scope", scope="${scope}"` })
-        }
-        return { principal }
+      // transform runs before validation; routes with a body were already authorized before parsing.
+      transform({ request, route }) { authorize(request, route, scope) },
+      resolve({ request }): { principal: Principal } {
+        return { principal: requestInfo(request).principal as Principal }
       },
     }),
   })

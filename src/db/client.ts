@@ -35,3 +35,11 @@ export function closeDatabase(db: Db): void {
 export function inTransaction<T>(db: Db, fn: (tx: Db) => T extends Promise<unknown> ? never : T): T {
   return db.transaction((tx) => fn(tx as unknown as Db) as T, { behavior: 'immediate' })
 }
+
+/** Returns a cheap check that the database still answers a query. */
+export function databasePinger(db: Db): () => boolean {
+  const ping = db.$client.prepare('SELECT 1 AS ok')
+  return () => {
+    try { return ping.get() !== null } catch { return false }
+  }
+}

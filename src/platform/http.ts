@@ -50,11 +50,21 @@ function fieldsOf(error: any): { path: string; message: string }[] {
  * The one error renderer and body parser, as a global Elysia plugin: every error, from a
  * domain AppError to an unknown route or a crash, leaves as `{ error: { code, message, details } }`.
  */
-export function httpPlugin(deps: { logger: Logger; maxBodyBytes: number }) {
+export function httpPlugin(deps: {
+  logger: Logger
+  maxBodyBytes: number
+  /** Runs before a body is read (authentication, so that 401/403 come before 400/413/422). */
+  beforeBody?: (request: Request, route: string) => void
+}) {
   return new Elysia({ name: 'towline.http' })
-    .onParse({ as: 'global' }, ({ request }) => readJsonObject(request, deps.maxBodyBytes))
+    .onParse({ as: 'global' }, ({ request, route }) => {
+      deps.beforeBody?.(request, route)
+      return readJsonObject(request, deps.maxBodyBytes)
+    })
     .onError({ as: 'global' }, ({ code, error, request }) => {
       if (error instanceof AppError) return renderError(error)
+      // An AppError thrown while parsing (e.g. 401 before the body is read) arrives wrapped.
+      if ((error as any)?.cause instanceof AppError) return renderError((error as any).cause)
       switch (code) {
         case 'PARSE': {
           const problem = requestInfo(request).bodyProblem
@@ -107,9 +117,10 @@ export function createFetchHandler(
         response = errorResponse('internal_error', 500, 'Something went wrong on our side. The request id identifies it in the logs.')
       }
     }
-    response.headers.set('Request-Id', requestId)
-    if (deps.isDraining?.()) response.headers.set('Connection', 'close')
     const info = requestInfo(request)
+    response.headers.set('Request-Id', requestId)
+    if (info.headers) for (const [k, v] of Object.entries(info.headers)) response.headers.set(k, v)
+    if (deps.isDraining?.()) response.headers.set('Connection', 'close')
     deps.logger.info({
       request_id: requestId,
       method: request.method,

@@ -1,15 +1,19 @@
-/** What the access log needs to know about a request, filled in while Elysia handles it. */
+/** What the access log and the response headers need to know about a request, filled in while Elysia handles it. */
 export interface RequestInfo {
   route?: string
   keyId?: string
   accountId?: string
+  /** The authenticated caller, once known (typed by the auth feature). */
+  principal?: unknown
+  /** Headers every response to this request carries (rate-limit quota). */
+  headers?: Record<string, string>
   /** Why the body could not be read, when it could not. */
   bodyProblem?: 'too_large' | 'not_json' | 'not_object'
 }
 
 const infos = new WeakMap<Request, RequestInfo>()
 
-/** Returns the mutable log record of a request. */
+/** Returns the mutable record of a request. */
 export function requestInfo(req: Request): RequestInfo {
   let info = infos.get(req)
   if (!info) { info = {}; infos.set(req, info) }

@@ -1,0 +1,130 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import { expectError, startTestApi, type TestApi } from '../../test/kit'
+import { createAccount } from './create-account'
+import { revokeKey } from './revoke-key'
+import { listSites } from './account.queries'
+import { hashApiKey } from './api-key'
+
+let api: TestApi
+afterEach(() => api?.close())
+
+describe('GET /api/v1/me', () => {
+  test('describes the key: account, sites and scopes', async () => {
+    api = startTestApi()
+    const key = api.key(['jobs:read', 'roster:read'])
+    const res = await api.request('GET', '/api/v1/me', { key })
+    expect(res.status).toBe(200)
+    const body = await res.json()
+    expect(body).toMatchObject({ object: 'key', account: { id: api.accountId, name: 'My towing company' }, scopes: ['jobs:read', 'roster:read'], site_restricted: false })
+    expect(body.id).toStartWith('key_')
+    expect(body.sites).toEqual([{ id: expect.stringMatching(/^site_/), name: 'Main yard' }])
+    expect(res.headers.get('request-id')).toStartWith('req_')
+  })
+
+  test('a site-limited key sees only its sites', async () => {
+    api = startTestApi()
+    const sites = listSites(api.db, api.accountId)
+    const key = api.key(['jobs:read'], { sites: [sites[0]!.id] })
+    const body = await (await api.request('GET', '/api/v1/me', { key })).json()
+    expect(body.site_restricted).toBe(true)
+    expect(body.sites.map((s: any) => s.id)).toEqual([sites[0]!.id])
+  })
+
+  test('a key of another account answers for that account only', async () => {
+    api = startTestApi()
+    const other = createAccount(api.db, api.clock, { name: 'Other Towing' }).account.id
+    const body = await (await api.request('GET', '/api/v1/me', { key: api.key(['jobs:read'], { accountId: other }) })).json()
+    expect(body.account).toEqual({ id: other, name: 'Other Towing' })
+  })
+
+  test('keys are stored as a SHA-256 hash and a short prefix, never in clear', async () => {
+    api = startTestApi()
+    const key = api.key(['jobs:read'])
+    const rows = api.db.$client.query('SELECT * FROM api_keys').all() as any[]
+    expect(JSON.stringify(rows)).not.toContain(key)
+    expect(rows[0].hash).toBe(hashApiKey(key))
+    expect(key).toStartWith(rows[0].prefix)
+    expect(rows[0].prefix.length).toBeLessThan(16)
+  })
+})
+
+describe('authentication', () => {
+  test('no key: 401 unauthorized with WWW-Authenticate: Bearer', async () => {
+    api = startTestApi()
+    const res = await api.request('GET', '/api/v1/me')
+    expect(res.headers.get('www-authenticate')).toStartWith('Bearer')
+    await expectError(res, 401, 'unauthorized')
+  })
+
+  test.each([
+    ['a non-bearer scheme', 'Basic dXNlcjpwYXNz'],
+    ['a malformed key', 'Bearer not-a-key'],
+    ['an unknown key', 'Bearer svc_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
+  ])('%s: 401 unauthorized', async (_, header) => {
+    api = startTestApi()
+    const res = await api.request('GET', '/api/v1/me', { headers: { authorization: header } })
+    expect(res.headers.get('www-authenticate')).toContain('Bearer')
+    await expectError(res, 401, 'unauthorized')
+  })
+
+  test('revocation holds from the next request', async () => {
+    api = startTestApi()
+    const key = api.key(['jobs:read'])
+    expect((await api.request('GET', '/api/v1/me', { key })).status).toBe(200)
+    const { id } = api.db.$client.query('SELECT id FROM api_keys').get() as { id: string }
+    expect(revokeKey(api.db, api.clock, id)?.alreadyRevoked).toBe(false)
+    await expectError(await api.request('GET', '/api/v1/me', { key }), 401, 'unauthorized')
+  })
+
+  test('a key without the scope: 403 insufficient_scope naming the scope', async () => {
+    api = startTestApi()
+    const err = await expectError(await api.request('GET', '/api/v1/me', { key: api.key(['roster:read']) }), 403, 'insufficient_scope')
+    expect(err.details.required_scope).toBe('jobs:read')
+  })
+})
+
+describe('rate limits', () => {
+  test('reads over the per-minute limit get 429 with Retry-After, and the quota refills', async () => {
+    api = startTestApi({ TOWLINE_RATE_LIMIT_READS: '3' })
+    const key = api.key(['jobs:read'])
+    const remaining: string[] = []
+    for (let i = 0; i < 3; i++) {
+      const res = await api.request('GET', '/api/v1/me', { key })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('x-ratelimit-limit')).toBe('3')
+      remaining.push(res.headers.get('x-ratelimit-remaining')!)
+    }
+    expect(remaining).toEqual(['2', '1', '0'])
+    const limited = await api.request('GET', '/api/v1/me', { key })
+    expect(limited.headers.get('retry-after')).toBe('20')
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0')
+    const err = await expectError(limited, 429, 'rate_limited')
+    expect(err.details.retry_after_seconds).toBe(20)
+    api.clock.advance(20_000)
+    expect((await api.request('GET', '/api/v1/me', { key })).status).toBe(200)
+  })
+
+  test('each key has its own quota', async () => {
+    api = startTestApi({ TOWLINE_RATE_LIMIT_READS: '1' })
+    const a = api.key(['jobs:read'])
+    const b = api.key(['jobs:read'])
+    expect((await api.request('GET', '/api/v1/me', { key: a })).status).toBe(200)
+    expect((await api.request('GET', '/api/v1/me', { key: a })).status).toBe(429)
+    expect((await api.request('GET', '/api/v1/me', { key: b })).status).toBe(200)
+  })
+})
+
+describe('every response', () => {
+  test('unknown routes answer 404 not_found in the error shape, with a Request-Id', async () => {
+    api = startTestApi()
+    const res = await api.request('GET', '/api/v1/nothing-here')
+    expect(res.headers.get('request-id')).toBeTruthy()
+    await expectError(res, 404, 'not_found')
+  })
+
+  test('a caller-supplied Request-Id is echoed back', async () => {
+    api = startTestApi()
+    const res = await api.request('GET', '/healthz', { headers: { 'request-id': 'trace-123' } })
+    expect(res.headers.get('request-id')).toBe('trace-123')
+  })
+})

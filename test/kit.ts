@@ -1,0 +1,86 @@
+/**
+ * In-process test kit: a real SQLite file in a temp folder, the real app, a clock the test
+ * moves. Route tests call `api.request(...)`, which goes through the same fetch handler
+ * Bun.serve uses (Request-Id, body limit, access log included).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createHandler } from '../src/app'
+import { readConfig } from '../src/config'
+import { openDatabase, closeDatabase, type Db } from '../src/db/client'
+import { migrateDatabase } from '../src/db/migrate'
+import { createAccount, ensureDefaultAccount } from '../src/accounts/create-account'
+import { createKey } from '../src/accounts/create-key'
+import { SCOPES, type Scope } from '../src/accounts/scopes'
+import { createLogger } from '../src/platform/log'
+import { RateLimiter } from '../src/platform/rate-limit'
+
+/** A clock tests move by hand. */
+export class TestClock {
+  constructor(public ms = Date.parse('2026-11-21T09:00:00.000Z')) {}
+  now = () => this.ms
+  advance(ms: number) { this.ms += ms }
+}
+
+export interface TestApi {
+  db: Db
+  dir: string
+  clock: TestClock
+  accountId: string
+  /** Sends a request through the app; `key` is the bearer key, `body` is JSON-encoded unless a string. */
+  request(method: string, path: string, opts?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Response>
+  /** Creates a key on the default account (or `accountId`) with the given scopes. */
+  key(scopes?: Scope[] | 'all', opts?: { accountId?: string; sites?: string[] }): string
+  /** Creates another account and returns its id. */
+  account(name: string): string
+  close(): void
+}
+
+/** Starts the app on a fresh database file. */
+export function startTestApi(env: Record<string, string> = {}): TestApi {
+  const dir = mkdtempSync(join(tmpdir(), 'towline-test-'))
+  const clock = new TestClock()
+  const config = readConfig({ TOWLINE_DB: join(dir, 'towline.db'), TOWLINE_PUBLIC_URL: 'http://towline.test', ...env })
+  const db = openDatabase(config.dbPath)
+  migrateDatabase(db)
+  const { account } = ensureDefaultAccount(db, clock)
+  const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
+  const logger = createLogger('silent')
+  const { fetch } = createHandler({ db, clock, config, logger, limiter, isDraining: () => false })
+  return {
+    db, dir, clock, accountId: account.id,
+    request(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...(opts.headers ?? {}) }
+      if (opts.key) headers.authorization = `Bearer ${opts.key}`
+      let body: string | undefined
+      if (opts.body !== undefined) {
+        body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
+        headers['content-type'] ??= 'application/json'
+      }
+      return fetch(new Request(`http://localhost${path}`, { method, headers, body }))
+    },
+    key(scopes = 'all', opts = {}) {
+      return createKey(db, clock, { accountId: opts.accountId ?? account.id, name: 'test', scopes: scopes === 'all' ? [...SCOPES] : scopes, sites: opts.sites }).key
+    },
+    account(name) {
+      return createAccount(db, clock, { name }).account.id
+    },
+    close() {
+      closeDatabase(db)
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Asserts the error shape of the spec and returns the error object. */
+export async function expectError(res: Response, status: number, code: string) {
+  const { expect } = await import('bun:test')
+  const text = await res.text()
+  let body: any
+  try { body = JSON.parse(text) } catch { throw new Error(`expected JSON error ${status} ${code}, got ${res.status}: ${text}`) }
+  expect({ status: res.status, code: body?.error?.code }).toEqual({ status, code })
+  expect(typeof body.error.message).toBe('string')
+  expect(body.error.details.database_message).toBe(body.error.message)
+  return body.error as { code: string; message: string; details: Record<string, any> }
+}
