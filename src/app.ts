@@ -11,6 +11,9 @@ import { healthRoutes } from './platform/health.routes'
 import { authPlugin, createAuthorizer } from './accounts/auth.plugin'
 import type { Scope } from './accounts/scopes'
 import { accountRoutes } from './accounts/account.routes'
+import { jobRoutes } from './jobs/job.routes'
+import { unitRoutes } from './units/unit.routes'
+import { serviceRoutes } from './services/service.routes'
 import { VERSION } from './version'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -47,6 +50,9 @@ export function createApp(deps: AppDeps) {
     .use(healthRoutes({ databaseAnswers: databasePinger(deps.db), isDraining: deps.isDraining }))
     .use(docsRoutes(() => buildOpenApiDocument(app, { version: VERSION, publicUrl: `${deps.config.publicUrl}/api/v1` })))
     .use(accountRoutes(auth, deps))
+    .use(jobRoutes(auth, deps))
+    .use(unitRoutes(auth, deps))
+    .use(serviceRoutes(auth, deps))
   return app as Elysia
 }
 

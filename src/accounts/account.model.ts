@@ -1,4 +1,5 @@
 import { t, type Static } from 'elysia'
+import { oneOf } from '../platform/schema'
 import { SCOPES } from './scopes'
 
 const Ref = t.Object({ id: t.String(), name: t.String() })
@@ -11,7 +12,7 @@ export const KeyDescription = t.Object({
   account: Ref,
   sites: t.Array(Ref, { description: 'The sites this key can see: all of the account\'s unless the key is limited.' }),
   site_restricted: t.Boolean(),
-  scopes: t.Array(t.UnionEnum([...SCOPES])),
+  scopes: t.Array(oneOf([...SCOPES])),
   rate_limits: t.Object({ reads_per_minute: t.Integer(), writes_per_minute: t.Integer() }),
 })
 export type KeyDescription = Static<typeof KeyDescription>

@@ -29,10 +29,13 @@ export function closeDatabase(db: Db): void {
 }
 
 /**
- * Runs `fn` in one IMMEDIATE transaction. `fn` must be synchronous: drizzle on bun:sqlite does
- * not roll back writes made after an await (drizzle#1472), so the type forbids a Promise.
+ * Runs `fn` in one IMMEDIATE transaction, or inside the transaction already open on this
+ * connection (so an operation can be part of a larger atomic write, e.g. with its
+ * idempotency record). `fn` must be synchronous: drizzle on bun:sqlite does not roll back
+ * writes made after an await (drizzle#1472), so the type forbids a Promise.
  */
 export function inTransaction<T>(db: Db, fn: (tx: Db) => T extends Promise<unknown> ? never : T): T {
+  if (db.$client.inTransaction) return fn(db) as T
   return db.transaction((tx) => fn(tx as unknown as Db) as T, { behavior: 'immediate' })
 }
 

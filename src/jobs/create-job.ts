@@ -1,0 +1,97 @@
+import { asc, eq } from 'drizzle-orm'
+import { sites } from '../accounts/account.table'
+import { inTransaction } from '../db/client'
+import { AppError, validationFailed } from '../platform/errors'
+import { newId, randomBase62 } from '../platform/ids'
+import { normalizePhone } from '../platform/phone'
+import { queueText } from '../texts/queue-text'
+import { customerText, type JobContext } from './job-context'
+import { appendJobEvents } from './job-events'
+import { findJobByExternalRef } from './job.queries'
+import type { CreateJobBody } from './job.model'
+import { jobs } from './job.table'
+import type { JobRow } from './job.view'
+
+/** Reads an optional ISO time field; 422 naming it if it is not one. */
+export function parseTimeField(path: string, raw: string | null | undefined): number | null | undefined {
+  if (raw === undefined || raw === null) return raw
+  const ms = Date.parse(raw)
+  if (Number.isNaN(ms)) throw validationFailed([{ path, message: 'must be an ISO 8601 time such as 2026-11-21T09:30:00Z' }])
+  return ms
+}
+
+/** Normalises a phone field to E.164, or throws 422 naming it. */
+export function phoneField(path: string, raw: string | null | undefined): string | null {
+  if (raw === undefined || raw === null || raw.trim() === '') return null
+  const e164 = normalizePhone(raw)
+  if (!e164) throw validationFailed([{ path, message: 'is not a phone number we can text (use the +country form, e.g. +15552013344)' }])
+  return e164
+}
+
+const clean = (s: string | null | undefined) => (s === undefined || s === null || s.trim() === '' ? null : s.trim())
+
+/**
+ * Creates a job: mints its tracking link, writes job.created and queues the customer's
+ * 'request received' text, all in one transaction. Options serve imports and the demo.
+ */
+export function createJob(ctx: JobContext, input: CreateJobBody, opts: { imported?: boolean; createdAt?: number } = {}): JobRow {
+  const now = opts.createdAt ?? ctx.clock.now()
+  const phone = phoneField('customer.phone', input.customer.phone)
+  const etaAt = parseTimeField('eta_at', input.eta_at)
+  const externalRef = clean(input.external_ref)
+  const status = input.status ?? 'confirmed'
+
+  return inTransaction(ctx.db, (tx) => {
+    const accountSites = tx.select().from(sites).where(eq(sites.accountId, ctx.scope.accountId)).orderBy(asc(sites.createdAt), asc(sites.id)).all()
+    const allowed = ctx.scope.siteIds ? accountSites.filter((s) => ctx.scope.siteIds!.includes(s.id)) : accountSites
+    const siteId = input.site_id ?? allowed[0]?.id
+    if (!siteId || !allowed.some((s) => s.id === siteId)) throw validationFailed([{ path: 'site_id', message: 'is not a site this key can use' }])
+    if (externalRef) {
+      const existing = findJobByExternalRef(tx, ctx.scope.accountId, externalRef)
+      if (existing) {
+        throw new AppError('conflict', `Another job (${existing.id}) already has external_ref "${externalRef}".`, { existing_job_id: existing.id, external_ref: externalRef })
+      }
+    }
+    const row: JobRow = {
+      id: newId('job', now),
+      accountId: ctx.scope.accountId,
+      siteId,
+      externalRef,
+      source: clean(input.source),
+      payerType: clean(input.payer_type),
+      serviceType: clean(input.service_type),
+      urgency: clean(input.urgency),
+      customer: { name: input.customer.name.trim(), phone, sms_consent: input.customer.sms_consent ?? false },
+      vehicle: Object.fromEntries(Object.entries(input.vehicle ?? {}).map(([k, v]) => [k, v === null || v === undefined ? null : String(v).trim() || null])),
+      pickup: { location: input.pickup.location.trim(), lat: input.pickup.lat ?? null, lng: input.pickup.lng ?? null },
+      destination: clean(input.destination),
+      status,
+      cancelReason: null,
+      rating: null,
+      ratingComment: null,
+      ratedAt: null,
+      reopenCount: 0,
+      etaAt: etaAt ?? null,
+      quoteCents: input.quote_cents ?? null,
+      finalPriceCents: null,
+      paymentMethod: null,
+      unitId: null,
+      trackingToken: randomBase62(24),
+      driverToken: null,
+      milestones: { [`${status}_at`]: now },
+      eventSeq: 0,
+      imported: opts.imported ?? false,
+      archivedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    }
+    if (!row.customer.name) throw validationFailed([{ path: 'customer.name', message: 'must not be blank' }])
+    if (!row.pickup.location) throw validationFailed([{ path: 'pickup.location', message: 'must not be blank' }])
+    tx.insert(jobs).values({ ...row, eventSeq: 1 }).run()
+    const [created] = appendJobEvents(tx, row, 0, ctx.actor, [{ type: 'job.created', to: status, detail: { status, imported: row.imported, external_ref: externalRef } }], now)
+    const job = { ...row, eventSeq: 1 }
+    queueText(tx, customerText(ctx, job, 'request_received', created), now)
+    return job
+  })
+}
+

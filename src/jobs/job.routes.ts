@@ -1,0 +1,118 @@
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../app'
+import type { AuthPlugin } from '../accounts/auth.plugin'
+import type { Principal } from '../accounts/authenticate'
+import { withIdempotency } from '../idempotency/idempotency'
+import { addNote } from './add-note'
+import { assignJob } from './assign-job'
+import { createJob } from './create-job'
+import type { JobContext } from './job-context'
+import { AddNoteBody, AssignJobBody, CreateJobBody, Job, JobEvent, JobIdParams, ListJobsQuery, ListOf, Note, PageQuery, ReopenJobBody, UpdateJobBody } from './job.model'
+import { listJobEvents, listJobs } from './list-jobs'
+import { presentJob } from './present-job'
+import { reopenJob } from './reopen-job'
+import { unassignJob } from './unassign-job'
+import { updateJob } from './update-job'
+import { findJobOrThrow } from './job.queries'
+
+const IdempotencyHeaders = t.Object({ 'idempotency-key': t.Optional(t.String({ description: 'Makes a retry safe: the same key and body return the first response. Kept 24 hours, per API key.' })) })
+
+/** The /jobs endpoints: translation between HTTP and the job operations. */
+export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
+  const publicUrl = deps.config.publicUrl
+  const ctxFor = (p: Principal): JobContext => ({
+    db: deps.db, clock: deps.clock, publicUrl,
+    scope: { accountId: p.accountId, siteIds: p.siteIds },
+    actor: { kind: 'system', keyId: p.keyId },
+    companyName: p.accountName,
+  })
+  const respond = (set: { status?: number | string; headers: Record<string, string | number> }, r: { status: number; body: unknown; replayed: boolean }) => {
+    set.status = r.status
+    if (r.replayed) set.headers['idempotent-replayed'] = 'true'
+    return r.body as any
+  }
+
+  return new Elysia({ prefix: '/api/v1' })
+    .use(auth)
+    .get('/jobs', ({ principal, query }) => listJobs(deps.db, publicUrl, ctxFor(principal).scope, query), {
+      scope: 'jobs:read',
+      query: ListJobsQuery,
+      response: { 200: ListOf(Job) },
+      detail: { summary: 'List jobs', description: 'Newest first (created time, then id). Cursor-paged: pass next_cursor back as cursor while has_more is true. Filters combine.', tags: ['Jobs'] },
+    })
+    .post('/jobs', ({ principal, body, headers, set }) => {
+      const ctx = ctxFor(principal)
+      return respond(set, withIdempotency(deps, principal.keyId, headers['idempotency-key'], { method: 'POST', path: '/jobs', body },
+        () => ({ status: 201, body: presentJob(deps.db, publicUrl, createJob(ctx, body)) })))
+    }, {
+      scope: 'jobs:write',
+      body: CreateJobBody,
+      headers: IdempotencyHeaders,
+      response: { 201: Job },
+      detail: {
+        summary: 'Create a job',
+        description: "Creates a job as if a dispatcher had entered it, mints its tracking link and queues the customer's 'request received' text. Requires customer.name and pickup.location.",
+        tags: ['Jobs'], 'x-error-codes': ['conflict', 'idempotency_key_reused'], 'x-success-description': 'The job was created.',
+      },
+    })
+    .get('/jobs/:id', ({ principal, params }) => presentJob(deps.db, publicUrl, findJobOrThrow(deps.db, ctxFor(principal).scope, params.id)), {
+      scope: 'jobs:read',
+      params: JobIdParams,
+      response: { 200: Job },
+      detail: { summary: 'Get a job', description: 'One job with its unit, the unit\'s last position and the tracking link.', tags: ['Jobs'] },
+    })
+    .patch('/jobs/:id', ({ principal, params, body }) => presentJob(deps.db, publicUrl, updateJob(ctxFor(principal), params.id, body)), {
+      scope: 'jobs:write',
+      params: JobIdParams,
+      body: UpdateJobBody,
+      response: { 200: Job },
+      detail: {
+        summary: 'Update a job',
+        description: 'Changes writable fields. A status change goes through the transition rules, stamps its milestone and texts the customer. With expected_status the write is conditional. A status change plus other fields is two writes; if the second fails the error carries details.transition_applied. Idempotency-Key is ignored here: use expected_status to retry safely.',
+        tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'job_reason_required', 'invalid_state'],
+      },
+    })
+    .post('/jobs/:id/assign', ({ principal, params, body }) => presentJob(deps.db, publicUrl, assignJob(ctxFor(principal), params.id, body.unit_id)), {
+      scope: 'jobs:write',
+      params: JobIdParams,
+      body: AssignJobBody,
+      response: { 200: Job },
+      detail: { summary: 'Assign a unit', description: 'Hands the job to a unit: pending or confirmed jobs move to dispatched. The driver gets their job link. Assigning another unit reassigns.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state'] },
+    })
+    .delete('/jobs/:id/assign', ({ principal, params }) => presentJob(deps.db, publicUrl, unassignJob(ctxFor(principal), params.id)), {
+      scope: 'jobs:write',
+      params: JobIdParams,
+      response: { 200: Job },
+      detail: { summary: 'Unassign the unit', description: 'Takes the job off its unit and back to confirmed; the driver is told.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state'] },
+    })
+    .post('/jobs/:id/notes', ({ principal, params, body, set }) => { set.status = 201; return addNote(ctxFor(principal), params.id, body) }, {
+      scope: 'jobs:write',
+      params: JobIdParams,
+      body: AddNoteBody,
+      response: { 201: Note },
+      detail: { summary: 'Add a note', tags: ['Jobs'], 'x-error-codes': ['invalid_state'], 'x-success-description': 'The note was added.' },
+    })
+    .post('/jobs/:id/reopen', ({ principal, params, body, headers, set }) => {
+      const ctx = ctxFor(principal)
+      return respond(set, withIdempotency(deps, principal.keyId, headers['idempotency-key'], { method: 'POST', path: `/jobs/${params.id}/reopen`, body },
+        () => ({ status: 200, body: presentJob(deps.db, publicUrl, reopenJob(ctx, params.id, body.reason)) })))
+    }, {
+      scope: 'jobs:write',
+      params: JobIdParams,
+      body: ReopenJobBody,
+      headers: IdempotencyHeaders,
+      response: { 200: Job },
+      detail: {
+        summary: 'Reopen a finished job',
+        description: 'The only way out of completed, cancelled or goa: back to confirmed, reopen_count + 1, reopened_at set, cancel_reason and rating cleared. Emits job.reopened then job.status_changed.',
+        tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_reason_required', 'invalid_state', 'idempotency_key_reused'],
+      },
+    })
+    .get('/jobs/:id/events', ({ principal, params, query }) => listJobEvents(deps.db, ctxFor(principal).scope, params.id, query), {
+      scope: 'jobs:read',
+      params: JobIdParams,
+      query: PageQuery,
+      response: { 200: ListOf(JobEvent) },
+      detail: { summary: "A job's timeline", description: 'Append-only, oldest first, cursor-paged.', tags: ['Jobs'] },
+    })
+}

@@ -1,0 +1,76 @@
+import { sqliteTable, text, integer, real, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { accounts, sites } from '../accounts/account.table'
+
+/** A towing job. Nested parts (customer, vehicle, pickup, milestones) are JSON objects. */
+export const jobs = sqliteTable('jobs', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  siteId: text('site_id').notNull().references(() => sites.id),
+  externalRef: text('external_ref'),
+  source: text('source'),
+  payerType: text('payer_type'),
+  serviceType: text('service_type'),
+  urgency: text('urgency'),
+  customer: text('customer', { mode: 'json' }).$type<JobCustomer>().notNull(),
+  vehicle: text('vehicle', { mode: 'json' }).$type<JobVehicle>().notNull(),
+  pickup: text('pickup', { mode: 'json' }).$type<JobPickup>().notNull(),
+  destination: text('destination'),
+  status: text('status').notNull(),
+  cancelReason: text('cancel_reason'),
+  rating: real('rating'),
+  ratingComment: text('rating_comment'),
+  ratedAt: integer('rated_at'),
+  reopenCount: integer('reopen_count').notNull().default(0),
+  etaAt: integer('eta_at'),
+  quoteCents: integer('quote_cents'),
+  finalPriceCents: integer('final_price_cents'),
+  paymentMethod: text('payment_method'),
+  unitId: text('unit_id'),
+  trackingToken: text('tracking_token').notNull(),
+  driverToken: text('driver_token'),
+  /** `<status>_at`, `closed_at`, `reopened_at` in epoch ms; write-once except reopened_at. */
+  milestones: text('milestones', { mode: 'json' }).$type<Record<string, number>>().notNull(),
+  /** Sequence number of the job's latest timeline event. */
+  eventSeq: integer('event_seq').notNull().default(0),
+  imported: integer('imported', { mode: 'boolean' }).notNull().default(false),
+  archivedAt: integer('archived_at'),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+}, (t) => [
+  index('jobs_account_created_idx').on(t.accountId, t.createdAt, t.id),
+  index('jobs_account_updated_idx').on(t.accountId, t.updatedAt, t.createdAt, t.id),
+  index('jobs_account_status_idx').on(t.accountId, t.status, t.createdAt, t.id),
+  uniqueIndex('jobs_account_external_ref_uq').on(t.accountId, t.externalRef),
+  uniqueIndex('jobs_tracking_token_uq').on(t.trackingToken),
+  index('jobs_driver_token_idx').on(t.driverToken),
+  index('jobs_unit_idx').on(t.unitId),
+])
+
+export interface JobCustomer { name: string; phone: string | null; sms_consent: boolean }
+export interface JobVehicle { year?: string | null; make?: string | null; model?: string | null; drive_type?: string | null; color?: string | null; plate?: string | null; vin?: string | null }
+export interface JobPickup { location: string; lat?: number | null; lng?: number | null }
+
+/** The append-only timeline; also the outbox webhooks read. `seq` grows per job. */
+export const jobEvents = sqliteTable('job_events', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull(),
+  jobId: text('job_id').notNull().references(() => jobs.id),
+  seq: integer('seq').notNull(),
+  type: text('type').notNull(),
+  fromStatus: text('from_status'),
+  toStatus: text('to_status'),
+  actor: text('actor').notNull(),
+  detail: text('detail', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [uniqueIndex('job_events_job_seq_uq').on(t.jobId, t.seq), index('job_events_account_created_idx').on(t.accountId, t.createdAt)])
+
+/** Notes on a job, optionally visible to the customer. */
+export const jobNotes = sqliteTable('job_notes', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull(),
+  jobId: text('job_id').notNull().references(() => jobs.id),
+  text: text('text').notNull(),
+  customerVisible: integer('customer_visible', { mode: 'boolean' }).notNull(),
+  authorKeyId: text('author_key_id'),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [index('job_notes_job_idx').on(t.jobId, t.createdAt)])

@@ -1,0 +1,68 @@
+import { iso } from '../platform/clock'
+import { STATUSES, type JobStatus } from './job-status'
+import type { jobs } from './job.table'
+
+export type JobRow = typeof jobs.$inferSelect
+
+export interface UnitRef { id: string; name: string }
+export interface Position { lat: number; lng: number; accuracy_m: number | null; heading: number | null; speed_kph: number | null; recorded_at: string }
+
+/** The absolute URL of a job's customer tracking page. */
+export const trackingUrl = (publicUrl: string, token: string) => `${publicUrl}/t/${token}`
+/** The absolute URL of the driver's page for a job. */
+export const driverUrl = (publicUrl: string, token: string) => `${publicUrl}/d/${token}`
+
+/** The job's milestones as the API shows them: every `<status>_at`, closed_at and reopened_at. */
+export function timestampsView(row: JobRow) {
+  const m = row.milestones
+  const out: Record<string, string | null> = { created_at: iso(row.createdAt) }
+  for (const s of STATUSES) out[`${s}_at`] = iso(m[`${s}_at`])
+  out.closed_at = iso(m.closed_at)
+  out.reopened_at = iso(m.reopened_at)
+  return out
+}
+
+/**
+ * The job as the API returns it. `position` is added for the single job (GET /jobs/{id},
+ * webhook payloads); lists leave it out.
+ */
+export function jobView(row: JobRow, publicUrl: string, unit: UnitRef | null, position?: Position | null) {
+  const view = {
+    object: 'job' as const,
+    id: row.id,
+    external_ref: row.externalRef,
+    site_id: row.siteId,
+    status: row.status as JobStatus,
+    source: row.source,
+    payer_type: row.payerType,
+    service_type: row.serviceType,
+    urgency: row.urgency,
+    customer: { name: row.customer.name, phone: row.customer.phone ?? null, sms_consent: row.customer.sms_consent },
+    vehicle: {
+      year: row.vehicle.year ?? null, make: row.vehicle.make ?? null, model: row.vehicle.model ?? null,
+      drive_type: row.vehicle.drive_type ?? null, color: row.vehicle.color ?? null, plate: row.vehicle.plate ?? null, vin: row.vehicle.vin ?? null,
+    },
+    pickup: { location: row.pickup.location, lat: row.pickup.lat ?? null, lng: row.pickup.lng ?? null },
+    destination: row.destination,
+    cancel_reason: row.cancelReason,
+    rating: row.rating,
+    rating_comment: row.ratingComment,
+    rated_at: iso(row.ratedAt),
+    reopen_count: row.reopenCount,
+    eta_at: iso(row.etaAt),
+    quote_cents: row.quoteCents,
+    final_price_cents: row.finalPriceCents,
+    payment_method: row.paymentMethod,
+    unit,
+    tracking_url: trackingUrl(publicUrl, row.trackingToken),
+    imported: row.imported,
+    archived: row.archivedAt !== null,
+    archived_at: iso(row.archivedAt),
+    timestamps: timestampsView(row),
+    created_at: iso(row.createdAt)!,
+    updated_at: iso(row.updatedAt)!,
+  }
+  return position === undefined ? view : { ...view, position }
+}
+
+export type JobView = ReturnType<typeof jobView>

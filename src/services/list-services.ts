@@ -1,0 +1,14 @@
+import { and, asc, eq, gt, or } from 'drizzle-orm'
+import type { Db } from '../db/client'
+import { decodeCursor, page, pageLimit } from '../platform/paging'
+import { services } from './service.table'
+
+/** GET /services: active services by name with their rate cards. */
+export function listServicesPage(db: Db, accountId: string, query: { limit?: string; cursor?: string }) {
+  const limit = pageLimit(query.limit)
+  const after = query.cursor ? decodeCursor<[string, string]>(query.cursor, ['string', 'string']) : undefined
+  const base = and(eq(services.accountId, accountId), eq(services.active, true))
+  const where = after ? and(base, or(gt(services.name, after[0]), and(eq(services.name, after[0]), gt(services.id, after[1])))) : base
+  const rows = db.select().from(services).where(where).orderBy(asc(services.name), asc(services.id)).limit(limit + 1).all()
+  return page(rows, limit, (s) => ({ object: 'service' as const, id: s.id, name: s.name, service_type: s.serviceType, rates: s.rates }), (s) => [s.name, s.id])
+}

@@ -1,0 +1,33 @@
+import type { Db } from '../db/client'
+import type { Clock } from '../platform/clock'
+import { newId, randomBase62 } from '../platform/ids'
+import { normalizePhone } from '../platform/phone'
+import { units } from './unit.table'
+import type { UnitRow } from './unit.queries'
+
+/** A unit that cannot be added as asked (bad phone...). */
+export class UnitInputError extends Error {}
+
+/**
+ * Adds a unit (truck and driver). It gets a device id that the driver enters in the Traccar
+ * Client app (OsmAnd protocol) so their phone reports positions for this unit.
+ */
+export function addUnit(db: Db, clock: Clock, input: { accountId: string; name: string; driverName?: string; driverPhone?: string; deviceId?: string; siteId?: string }): UnitRow {
+  const name = input.name.trim()
+  if (!name) throw new UnitInputError('a unit needs a name')
+  let phone: string | null = null
+  if (input.driverPhone?.trim()) {
+    phone = normalizePhone(input.driverPhone)
+    if (!phone) throw new UnitInputError(`"${input.driverPhone}" is not a phone number we can text; use the +country form`)
+  }
+  const now = clock.now()
+  const row: UnitRow = {
+    id: newId('unit', now), accountId: input.accountId, siteId: input.siteId ?? null, name,
+    driverName: input.driverName?.trim() || null, driverPhone: phone,
+    deviceId: input.deviceId?.trim() || randomBase62(12), offDuty: false,
+    lat: null, lng: null, accuracyM: null, heading: null, speedKph: null, positionAt: null,
+    createdAt: now, updatedAt: now,
+  }
+  db.insert(units).values(row).run()
+  return row
+}

@@ -1,0 +1,47 @@
+import { and, asc, eq, gt, inArray, isNull, notInArray, or } from 'drizzle-orm'
+import type { Db } from '../db/client'
+import { iso } from '../platform/clock'
+import { units } from './unit.table'
+import { jobs } from '../jobs/job.table'
+import { FINISHED } from '../jobs/job-status'
+
+export type UnitRow = typeof units.$inferSelect
+
+/** Finds a unit of the account. */
+export function findUnit(db: Db, accountId: string, id: string): UnitRow | undefined {
+  return db.select().from(units).where(and(eq(units.id, id), eq(units.accountId, accountId))).get()
+}
+
+/** Finds the unit a tracking device reports for. */
+export function findUnitByDevice(db: Db, deviceId: string): UnitRow | undefined {
+  return db.select().from(units).where(eq(units.deviceId, deviceId)).get()
+}
+
+/** Loads units by id (for a page of jobs). */
+export function unitsByIds(db: Db, ids: string[]): Map<string, UnitRow> {
+  if (!ids.length) return new Map()
+  return new Map(db.select().from(units).where(inArray(units.id, [...new Set(ids)])).all().map((u) => [u.id, u]))
+}
+
+/** The unit's last shared position, or null. */
+export function positionOf(u: UnitRow | undefined | null) {
+  if (!u || u.lat === null || u.lng === null || u.positionAt === null) return null
+  return { lat: u.lat, lng: u.lng, accuracy_m: u.accuracyM, heading: u.heading, speed_kph: u.speedKph, recorded_at: iso(u.positionAt)! }
+}
+
+/** Lists an account's units by name, after the cursor (name, id). */
+export function listUnits(db: Db, accountId: string, limit: number, after?: { name: string; id: string }): UnitRow[] {
+  const where = after
+    ? and(eq(units.accountId, accountId), or(gt(units.name, after.name), and(eq(units.name, after.name), gt(units.id, after.id))))
+    : eq(units.accountId, accountId)
+  return db.select().from(units).where(where).orderBy(asc(units.name), asc(units.id)).limit(limit).all()
+}
+
+/** Ids of the units that hold an unfinished, unarchived job. */
+export function busyUnitIds(db: Db, accountId: string, unitIds: string[]): Set<string> {
+  if (!unitIds.length) return new Set()
+  const rows = db.select({ unitId: jobs.unitId }).from(jobs)
+    .where(and(eq(jobs.accountId, accountId), inArray(jobs.unitId, unitIds), notInArray(jobs.status, [...FINISHED]), isNull(jobs.archivedAt)))
+    .all()
+  return new Set(rows.map((r) => r.unitId!))
+}

@@ -1,0 +1,23 @@
+import { sqliteTable, text, integer, real, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { accounts } from '../accounts/account.table'
+
+/** A truck and its driver, with the last position the driver's phone shared. */
+export const units = sqliteTable('units', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  siteId: text('site_id'),
+  name: text('name').notNull(),
+  driverName: text('driver_name'),
+  driverPhone: text('driver_phone'),
+  /** The OsmAnd / Traccar Client device identifier this unit's phone reports with. */
+  deviceId: text('device_id').notNull(),
+  offDuty: integer('off_duty', { mode: 'boolean' }).notNull().default(false),
+  lat: real('lat'),
+  lng: real('lng'),
+  accuracyM: real('accuracy_m'),
+  heading: real('heading'),
+  speedKph: real('speed_kph'),
+  positionAt: integer('position_at'),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+}, (t) => [index('units_account_idx').on(t.accountId, t.name), uniqueIndex('units_device_uq').on(t.deviceId)])
