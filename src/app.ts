@@ -38,7 +38,9 @@ export function createApp(deps: AppDeps) {
     return scopes.get(`${method} ${route}`)
   }
   let app: any
-  app = new Elysia({ normalize: false })
+  // normalize: false makes unknown fields a 422 instead of silently stripping them; no t.Transform
+  // schemas are used, so the per-response encode pass is skipped.
+  app = new Elysia({ normalize: false, encodeSchema: false })
     .use(httpPlugin({
       logger: deps.logger,
       maxBodyBytes: deps.config.maxBodyBytes,

@@ -9,7 +9,7 @@ export function accountRoutes(auth: AuthPlugin, deps: AppDeps) {
   const limits = { reads: deps.config.rateLimitReads, writes: deps.config.rateLimitWrites }
   return new Elysia({ prefix: '/api/v1' })
     .use(auth)
-    .get('/me', ({ principal }) => describeKey(deps.db, principal, limits), {
+    .get('/me', ({ principal }) => describeKey(principal, limits), {
       scope: 'jobs:read',
       response: { 200: KeyDescription },
       detail: { summary: 'Who the key is', description: 'Returns the key, its account, the sites it can see and its scopes.', tags: ['Account'] },

@@ -12,6 +12,8 @@ export interface Principal {
   scopes: Scope[]
   /** Site ids the key is limited to, or null for every site of the account. */
   siteIds: string[] | null
+  /** The sites this key can see (all of the account's unless limited), oldest first. */
+  sites: { id: string; name: string }[]
 }
 
 const CHALLENGE = 'Bearer realm="towline"'
@@ -24,16 +26,31 @@ function unauthorized(message: string, invalidToken: boolean): AppError {
 
 type KeyLookupRow = { id: string; name: string; account_id: string; account_name: string; scopes: string; site_ids: string | null; last_used_at: number | null }
 
-/** Resolves an Authorization header to a principal, or throws 401 unauthorized. */
+/** Bumped by every in-process change to keys, so cached principals are dropped at once. */
+let keysGeneration = 0
+/** Tells authenticators in this process that keys changed (revocation, new scopes...). */
+export function keysChanged(): void {
+  keysGeneration++
+}
+
+/**
+ * Returns `authenticate(header)`: resolves an Authorization header to a principal, or throws
+ * 401. Resolved keys are cached; the cache is dropped whenever another connection commits to
+ * the database (`PRAGMA data_version`, e.g. `towline keys revoke` from the CLI) or keys change
+ * in this process, so a revocation holds from the very next request.
+ */
 export function createAuthenticator(db: Db, nowMs: () => number) {
-  // Looked up on every request (one indexed read), so a revocation holds from the next request.
   const lookup = db.$client.prepare<KeyLookupRow, [string]>(
     `SELECT k.id, k.name, k.account_id, a.name AS account_name, k.scopes, k.site_ids, k.last_used_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.hash = ? AND k.revoked_at IS NULL`,
   )
+  const sitesOf = db.$client.prepare<{ id: string; name: string }, [string]>('SELECT id, name FROM sites WHERE account_id = ? ORDER BY created_at, id')
+  const dataVersion = db.$client.prepare<{ data_version: number }, []>('PRAGMA data_version')
+  let checkedAt = -Infinity
   const touch = db.$client.prepare<unknown, [number, string]>('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
-  const lastTouched = new Map<string, number>()
+  const cache = new Map<string, { principal: Principal; touchedAt: number }>()
+  let seen = { version: -1, generation: -1 }
 
   return function authenticate(header: string | null): Principal {
     if (!header) throw unauthorized('No API key was sent. Send it as the header Authorization: Bearer <key>.', false)
@@ -41,21 +58,41 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
     if (!m) throw unauthorized('The Authorization header must be "Bearer <key>".', true)
     const key = m[1]!
     if (!looksLikeApiKey(key)) throw unauthorized('That is not a Towline API key; live keys begin with svc_live_.', true)
-    const row = lookup.get(hashApiKey(key))
-    if (!row) throw unauthorized('The API key is not valid, or it has been revoked.', true)
+    // Another process's commit (a CLI revocation) is noticed within a millisecond; asking
+    // SQLite on every request would cost a quarter of the request.
+    const tick = performance.now()
+    if (tick - checkedAt >= 1 || keysGeneration !== seen.generation) {
+      checkedAt = tick
+      const version = dataVersion.get()!.data_version
+      if (version !== seen.version || keysGeneration !== seen.generation) {
+        cache.clear()
+        seen = { version, generation: keysGeneration }
+      }
+    }
+    const hash = hashApiKey(key)
+    let hit = cache.get(hash)
+    if (!hit) {
+      const row = lookup.get(hash)
+      // Unknown keys are never cached, so random keys cannot grow the cache.
+      if (!row) throw unauthorized('The API key is not valid, or it has been revoked.', true)
+      const siteIds: string[] | null = row.site_ids ? JSON.parse(row.site_ids) : null
+      const sites = sitesOf.all(row.account_id).filter((s) => !siteIds || siteIds.includes(s.id))
+      hit = {
+        principal: {
+          keyId: row.id, keyName: row.name, accountId: row.account_id, accountName: row.account_name,
+          scopes: JSON.parse(row.scopes), siteIds, sites,
+        },
+        touchedAt: row.last_used_at ?? 0,
+      }
+      if (cache.size > 10_000) cache.clear()
+      cache.set(hash, hit)
+    }
     const now = nowMs()
-    // last_used_at is informational: write it at most once a minute per key, not per request.
-    if ((lastTouched.get(row.id) ?? row.last_used_at ?? 0) < now - 60_000) {
-      lastTouched.set(row.id, now)
-      touch.run(now, row.id)
+    // last_used_at is informational: written at most once a minute per key, not per request.
+    if (hit.touchedAt < now - 60_000) {
+      hit.touchedAt = now
+      touch.run(now, hit.principal.keyId)
     }
-    return {
-      keyId: row.id,
-      keyName: row.name,
-      accountId: row.account_id,
-      accountName: row.account_name,
-      scopes: JSON.parse(row.scopes),
-      siteIds: row.site_ids ? JSON.parse(row.site_ids) : null,
-    }
+    return hit.principal
   }
 }

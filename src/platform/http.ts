@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { Logger } from './log'
 import { AppError, errorBody, renderError, validationFailed, type ErrorCode } from './errors'
 import { requestInfo } from './request-info'
-import { newId } from './ids'
+import { randomBase62 } from './ids'
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
 
@@ -92,6 +92,10 @@ export function httpPlugin(deps: {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+// Request ids: a random per-process prefix and a counter; unique, cheap, and in order per process.
+const REQUEST_PREFIX = `req_${randomBase62(10)}`
+let requestCounter = 0
+const nextRequestId = () => `${REQUEST_PREFIX}${(++requestCounter).toString(36).padStart(6, '0')}`
 
 /**
  * Wraps the Elysia app as Bun.serve's fetch handler: a Request-Id on every response, the
@@ -104,7 +108,7 @@ export function createFetchHandler(
   return async function fetch(request: Request): Promise<Response> {
     const started = performance.now()
     const incoming = request.headers.get('request-id') ?? request.headers.get('x-request-id')
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : newId('req')
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
     let response: Response
     const length = Number(request.headers.get('content-length') ?? 0)
     if (length > deps.maxBodyBytes) {

@@ -42,16 +42,12 @@ export class RateLimiter {
     }
   }
 
-  /** Rate-limit headers for a decision, in both the common X- form and the IETF draft form. */
+  /** Rate-limit headers for a decision (the X-RateLimit-* trio GitHub and others send). */
   static headers(d: LimitDecision, nowMs: number): Record<string, string> {
-    const resetS = Math.ceil(d.resetMs / 1000)
     const h: Record<string, string> = {
       'X-RateLimit-Limit': String(d.limit),
       'X-RateLimit-Remaining': String(d.remaining),
       'X-RateLimit-Reset': String(Math.ceil((nowMs + d.resetMs) / 1000)),
-      'RateLimit-Limit': String(d.limit),
-      'RateLimit-Remaining': String(d.remaining),
-      'RateLimit-Reset': String(resetS),
     }
     if (!d.allowed) h['Retry-After'] = String(d.retryAfterS)
     return h
