@@ -1,6 +1,10 @@
 #!/usr/bin/env bun
 /** The `towline` command: the server and the operator commands, one binary. */
 import { accountCommands } from './accounts/account.cli'
+import { unitCommands } from './units/unit.cli'
+import { jobCommands } from './jobs/job.cli'
+import { backupCommand } from './db/backup.cli'
+import { demoCommand } from './demo/demo.cli'
 import { ConfigError, configFrom, parseFor, UsageError, withDb, printJson, DB_OPTIONS, type Command } from './cli/cli'
 import { DatabaseTooNewError, embeddedMigrations } from './db/migrate'
 import { serve } from './server'
@@ -52,7 +56,7 @@ const versionCmd: Command = {
   },
 }
 
-const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, versionCmd]
+const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...unitCommands, ...jobCommands, demoCommand, backupCommand, versionCmd]
 
 function overview(): string {
   const w = Math.max(...COMMANDS.map((c) => c.name.length))

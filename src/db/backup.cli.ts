@@ -1,0 +1,21 @@
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { Command } from '../cli/cli'
+import { UsageError, withDb } from '../cli/cli'
+
+/** `towline backup FILE`: a consistent copy of the live database (VACUUM INTO), safe while serve runs. */
+export const backupCommand: Command = {
+  name: 'backup',
+  summary: 'Write a consistent copy of the database to FILE (safe while serving)',
+  usage: 'towline backup FILE [--db FILE]\n\nUses SQLite VACUUM INTO: a complete, compacted copy taken in one read transaction.',
+  options: { db: { type: 'string' } },
+  positionals: 1,
+  run: ({ values, positionals }) => withDb(values, (db, config) => {
+    const target = positionals[0]
+    if (!target) throw new UsageError('where to? give a file name')
+    if (existsSync(target)) throw new UsageError(`${target} exists; choose a new file name`)
+    if (resolve(target) === resolve(config.dbPath)) throw new UsageError('the backup must be another file')
+    db.$client.run('VACUUM INTO ?', [target])
+    process.stdout.write(`Backed up ${config.dbPath} to ${target}.\n`)
+  }),
+}
