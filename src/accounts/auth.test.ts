@@ -128,3 +128,17 @@ describe('every response', () => {
     expect(res.headers.get('request-id')).toBe('trace-123')
   })
 })
+
+describe('crashes', () => {
+  test('an internal failure answers 500 internal_error without internal text', async () => {
+    api = startTestApi()
+    const key = api.key(['jobs:read'])
+    expect((await api.request('GET', '/api/v1/jobs', { key })).status).toBe(200)
+    api.db.$client.exec('DROP TABLE job_events')
+    api.db.$client.exec('ALTER TABLE jobs RENAME TO jobs_gone')
+    const res = await api.request('GET', '/api/v1/jobs', { key })
+    const err = await expectError(res, 500, 'internal_error')
+    expect(err.message).not.toMatch(/jobs|sqlite|table|SQL/i)
+    expect(JSON.stringify(err.details)).not.toMatch(/jobs_gone|no such table/i)
+  })
+})

@@ -105,8 +105,14 @@ export function createFetchHandler(
   app: { handle: (req: Request) => Promise<Response> | Response },
   deps: { logger: Logger; maxBodyBytes: number; isDraining?: () => boolean },
 ) {
-  return async function fetch(request: Request): Promise<Response> {
+  return async function fetch(original: Request): Promise<Response> {
     const started = performance.now()
+    // Elysia finds the path by searching for "/" from index 11 of the URL, so a short Host
+    // (a proxy's upstream named "api", say) would route /api/v1/me as /v1/me. Rebuild those.
+    const url = original.url
+    const request = url.indexOf('/', url.indexOf('//') + 2) < 11
+      ? new Request('http://localhost' + url.slice(url.indexOf('/', url.indexOf('//') + 2)), original)
+      : original
     const incoming = request.headers.get('request-id') ?? request.headers.get('x-request-id')
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
     let response: Response

@@ -120,6 +120,14 @@ describe('error paths over HTTP', () => {
     expect((await errorOf(await get('/api/v1/me', auth(k)), 403, 'insufficient_scope')).details.required_scope).toBe('jobs:read')
   })
 
+  test('routes right whatever the Host header (a proxy upstream named "api", say)', async () => {
+    const { port } = new URL(server.url)
+    for (const host of ['x', 'api', `api:${port}`]) {
+      const r = await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: { ...auth(key), host } })
+      expect({ host, status: r.status }).toEqual({ host, status: 200 })
+    }
+  })
+
   test('404 for unknown routes, in the error shape', async () => {
     await errorOf(await get('/api/v1/no/such/thing', auth(key)), 404, 'not_found')
     await errorOf(await fetch(server.url + '/api/v1/me', { method: 'DELETE', headers: auth(key) }), 404, 'not_found')
@@ -184,6 +192,50 @@ describe('operators and integrators', () => {
 })
 
 describe('shutdown', () => {
+  test('SIGTERM lets a response in flight finish before exiting 0', async () => {
+    const f = freshFolder()
+    try {
+      const s = await startServer(f.bin, { cwd: f.dir })
+      const { port } = new URL(s.url)
+      // A slow reader: take the 4 MB docs script a little at a time, signal mid-way, read the rest.
+      let received = 0
+      let resolveDone!: () => void
+      const done = new Promise<void>((r) => { resolveDone = r })
+      let headerEnd = -1
+      let head = ''
+      let length = 0
+      const socket = await Bun.connect({
+        hostname: '127.0.0.1', port: Number(port),
+        socket: {
+          data(_sock, chunk) {
+            if (headerEnd < 0) {
+              head += chunk.toString('latin1')
+              headerEnd = head.indexOf('\r\n\r\n')
+              if (headerEnd >= 0) {
+                length = Number(/content-length: (\d+)/i.exec(head)?.[1])
+                received = head.length - headerEnd - 4
+              }
+            } else received += chunk.length
+            if (length && received >= length) resolveDone()
+          },
+          close() { resolveDone() },
+        },
+      })
+      socket.pause()
+      socket.write(`GET /api/v1/docs/scalar.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+      await Bun.sleep(200)
+      s.proc.kill('SIGTERM')
+      await Bun.sleep(200)
+      socket.resume()
+      await done
+      expect(length).toBeGreaterThan(1_000_000)
+      expect(received).toBe(length)
+      expect(await s.proc.exited).toBe(0)
+    } finally {
+      f.cleanup()
+    }
+  })
+
   test('SIGTERM checkpoints the WAL and exits 0; a restart finds every key', async () => {
     const f = freshFolder()
     try {
