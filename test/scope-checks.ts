@@ -19,9 +19,9 @@ export function operationsOf(doc: any): Operation[] {
   return ops
 }
 
-/** Replaces `{param}` with a syntactically plausible id that does not exist. */
+/** Replaces `{param}` with a syntactically plausible id that does not exist, under /api/v1. */
 export function concretePath(path: string): string {
-  return path.replace(/\{([^}]+)\}/g, (_, name: string) => `${name === 'id' ? 'job' : name.replace(/_id$/, '')}_01ZZZZZZZZZZZZZZZZZZZZZZZZ`)
+  return '/api/v1' + path.replace(/\{([^}]+)\}/g, (_, name: string) => `${name === 'id' ? 'job' : name.replace(/_id$/, '')}_01ZZZZZZZZZZZZZZZZZZZZZZZZ`)
 }
 
 /** Runs the 401/403 checks on every operation; `send` performs one HTTP request. */

@@ -67,8 +67,10 @@ export function buildOpenApiDocument(app: AnyElysia, info: { version: string; pu
   for (const route of (app as any).routes as { method: string; path: string; hooks: any }[]) {
     if (!route.path.startsWith('/api/v1/') || route.hooks?.detail?.hide) continue
     const method = route.method.toLowerCase()
-    const docPath = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
-    const op = { ...(generated.paths?.[docPath]?.[method] ?? {}) }
+    const fullPath = route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+    const op = { ...(generated.paths?.[fullPath]?.[method] ?? {}) }
+    // Paths are relative to the server URL, which already ends in /api/v1, as in the spec.
+    const docPath = fullPath.slice('/api/v1'.length)
     const codes: ErrorCode[] = []
     if (op['x-required-scope']) codes.push(...AUTH_ERRORS)
     if (route.hooks?.body) {

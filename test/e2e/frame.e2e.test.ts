@@ -176,7 +176,8 @@ describe('operators and integrators', () => {
     expect(result.valid).toBe(true)
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
     expect(doc.components.schemas.Error).toBeDefined()
-    const me = doc.paths['/api/v1/me'].get
+    expect(doc.servers[0].url).toEndWith('/api/v1')
+    const me = doc.paths['/me'].get
     expect(Object.keys(me.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '429']))
   })
 
