@@ -17,18 +17,19 @@ export function assignJob(ctx: JobContext, id: string, unitId: string): JobRow {
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, id)
     const unit = findUnit(tx, job.accountId, unitId)
-    if (!unit) throw notFound("unit", unitId)
-    if (job.unitId === unit.id) return job
+    if (!unit) throw notFound('unit', unitId)
+    // Same unit again: nothing to do, unless the job is back at confirmed still holding it (after a reopen).
+    const moves = job.status === 'pending' || job.status === 'confirmed'
+    if (job.unitId === unit.id && !moves) return job
     if (isFinished(job.status)) {
       throw new AppError('job_transition_refused', `The job is ${job.status}; a finished job cannot be assigned. Reopen it first.`, { from: job.status, to: 'dispatched', reason: 'job_finished' })
     }
-    const previous = job.unitId ? findUnit(tx, job.accountId, job.unitId) : undefined
+    const previous = job.unitId && job.unitId !== unit.id ? findUnit(tx, job.accountId, job.unitId) : undefined
     const ref = (u: { id: string; name: string }) => ({ id: u.id, name: u.name })
     let set: Partial<JobRow> = { unitId: unit.id, driverToken: randomBase62(24) }
     const events: NewJobEvent[] = [previous
       ? { type: 'job.reassigned', detail: { unit: ref(unit), previous_unit: ref(previous) } }
       : { type: 'job.assigned', detail: { unit: ref(unit) } }]
-    const moves = job.status === 'pending' || job.status === 'confirmed'
     if (moves) {
       set = { ...set, ...applyMove(job, 'dispatched', 'assign', true, ctx.clock.now()) }
       events.push({ type: 'job.status_changed', from: job.status, to: 'dispatched', detail: { unit: ref(unit) } })

@@ -30,13 +30,14 @@ export function updateJob(ctx: JobContext, id: string, input: UpdateJobBody): Jo
   if (wantsMove) {
     const to = input.status as JobStatus
     const from = job.status
-    const cancelReason = to === 'cancelled' ? requireReason(input.cancel_reason, 'cancel_reason', 'Cancelling a job')
-      : to === 'goa' && input.cancel_reason !== undefined ? requireReason(input.cancel_reason, 'cancel_reason', 'A goa')
-      : undefined
     job = inTransaction(ctx.db, (tx) => {
       const fresh = loadWritableJob(ctx, tx, id)
       if (input.expected_status && fresh.status !== input.expected_status) throw stale(input.expected_status, fresh.status)
       const move = applyMove(fresh, to, 'patch', fresh.unitId !== null, ctx.clock.now())
+      // The reason is checked once the move is known to be allowed: a finished job answers 409, reason or not.
+      const cancelReason = to === 'cancelled' ? requireReason(input.cancel_reason, 'cancel_reason', 'Cancelling a job')
+        : to === 'goa' && input.cancel_reason !== undefined ? requireReason(input.cancel_reason, 'cancel_reason', 'A goa')
+        : undefined
       const set: Partial<JobRow> = { ...move, ...(cancelReason !== undefined ? { cancelReason } : {}) }
       return commitJobChange(tx, ctx, fresh, set, [{ type: 'job.status_changed', from: fresh.status, to, detail: cancelReason ? { cancel_reason: cancelReason } : {} }],
         (after, events) => [statusText(ctx, after, events[0])]).after
