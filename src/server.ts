@@ -12,7 +12,8 @@ import { VERSION } from './version'
 /** How an operator runs a command of this very program (binary, bunx or source). */
 export function selfCommand(): string {
   const compiled = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
-  return compiled ? process.execPath : 'bun src/main.ts'
+  if (compiled) return process.execPath
+  return process.argv[1]?.endsWith('bin/towline.ts') ? 'bunx towline' : 'npm run towline --'
 }
 
 /**

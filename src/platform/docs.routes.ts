@@ -1,6 +1,17 @@
 import { Elysia } from 'elysia'
-// The Scalar bundle is embedded in the binary so the docs page works with no internet access.
-import scalarJs from '../../node_modules/@scalar/api-reference/dist/browser/standalone.js' with { type: 'file' }
+import { dirname, join } from 'node:path'
+
+/**
+ * Where the Scalar reference bundle is: embedded in the compiled binary (scripts/build.ts passes
+ * it with --asset), or in the installed @scalar/api-reference package when run from source or
+ * bunx. Served from this server, so the docs page works with no internet access.
+ */
+function scalarScriptPath(): string {
+  const compiled = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
+  if (compiled) return join(import.meta.dir, 'scalar', 'standalone.js')
+  return join(dirname(Bun.resolveSync('@scalar/api-reference', import.meta.dir)), 'browser', 'standalone.js')
+}
+const scalarJs = scalarScriptPath()
 
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
