@@ -8,7 +8,9 @@
  *
  * Environment: BENCH_SECONDS (measured load per target, default 10), BENCH_WARMUP_SECONDS
  * (default 2), BENCH_CONNECTIONS (default 50), BENCH_STARTS (start-up samples, default 5),
- * BENCH_TOOL=wrk|autocannon (default wrk when installed: `apt-get install -y wrk`).
+ * BENCH_TOOL=wrk|autocannon (default wrk when installed: `apt-get install -y wrk`),
+ * BENCH_LIST_CONNECTIONS (jobs section, connections for the list latency runs, default 1).
+ * The jobs section caches its 1,000,000-job database under .tmp/ (about 1.2 GB; delete to rebuild).
  *
  * A section is a named { name, summary, run(ctx) } in scripts/bench/; add it to SECTIONS below.
  */
@@ -18,9 +20,10 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Children, readSettings, runCommand, type BenchContext, type Row, type Section } from './bench/lib'
 import { frame } from './bench/frame'
+import { jobs } from './bench/jobs'
 
-/** Every section, in the order they run. Later: jobs, webhooks. */
-const SECTIONS: Section[] = [frame]
+/** Every section, in the order they run. Later: webhooks. */
+const SECTIONS: Section[] = [frame, jobs]
 
 const ROOT = resolve(import.meta.dir, '..')
 const BINARY = join(ROOT, 'dist', 'towline')

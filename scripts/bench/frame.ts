@@ -66,7 +66,7 @@ async function meBodyBytes(baseUrl: string, key: string): Promise<number> {
 }
 
 /** Records rps and latencies of one load run. */
-function recordLoad(ctx: BenchContext, label: string, r: LoadResult): void {
+export function recordLoad(ctx: BenchContext, label: string, r: LoadResult): void {
   const cpu = r.serverCores === null ? '' : `, server CPU ${fmt(r.serverCores * 100)}%`
   const p50 = fmtLatency(r.p50Ms, r.resolutionMs)
   const p99 = fmtLatency(r.p99Ms, r.resolutionMs)
@@ -76,6 +76,17 @@ function recordLoad(ctx: BenchContext, label: string, r: LoadResult): void {
   ctx.record({ metric: `${label} latency p99`, value: p99, target: '', pass: null })
   if (r.serverCores !== null) ctx.record({ metric: `${label} server CPU during load`, value: `${fmt(r.serverCores * 100)}% of a core`, target: '', pass: null })
   if (r.failures) ctx.record({ metric: `${label} failed requests`, value: fmt(r.failures), target: '0', pass: false })
+  noteBackground(ctx, label, r)
+}
+
+/** Above this many busy cores on an idle bench, other work shares the machine (figures skewed). */
+const BACKGROUND_CORES = 0.25
+
+/** Notes other work on the machine just before a run (its figures are then low and noisy). */
+export function noteBackground(ctx: BenchContext, label: string, r: LoadResult): void {
+  if (r.backgroundCores !== null && r.backgroundCores > BACKGROUND_CORES) {
+    ctx.note(`${label}: other processes kept ${fmt(r.backgroundCores * 100)}% of a core busy just before the run: its figures are likely low and noisy (rerun on a quiet machine)`)
+  }
 }
 
 /** Measures start-up, /me throughput against the baseline, and memory after the load. */

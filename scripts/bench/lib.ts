@@ -2,10 +2,10 @@
  * Shared pieces of scripts/bench.ts: the section and report types, child-process bookkeeping,
  * starting servers, load generation (wrk when installed, autocannon otherwise) and /proc readings.
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import autocannon from 'autocannon'
+import autocannon, { type AutocannonRequest } from 'autocannon'
 
 // ---------------------------------------------------------------------------------------------
 // Sections and the report
@@ -200,18 +200,45 @@ export interface LoadResult {
   failures: number
   /** CPU the server used during the run, in cores (1 = one core busy all the time); null off Linux. */
   serverCores: number | null
+  /**
+   * CPU the whole machine used in the moment just before the run, while nothing of the bench
+   * was loading it, in cores: other work sharing the machine skews every figure. Null off Linux.
+   */
+  backgroundCores: number | null
 }
+
+/** What one run of the load generator measures. */
+type RawLoad = Omit<LoadResult, 'serverCores' | 'backgroundCores'>
 
 /** What to load: a URL, headers, and the server process whose CPU to watch. */
 export interface LoadTarget {
+  /** The server's URL; with `paths`, only its origin is used. */
   url: string
   headers?: Record<string, string>
   pid: number
+  /** HTTP method, GET by default. */
+  method?: 'GET' | 'POST'
+  /** Paths (with query) taken in turn, one per request, instead of the URL's own. */
+  paths?: string[]
+  /**
+   * Request body. Every `{seq}` in it becomes a token unique to the request (a per-run prefix
+   * and a counter), e.g. for external_ref values that must not repeat, even across runs.
+   */
+  body?: string
+  /** Connections for this target instead of BENCH_CONNECTIONS (e.g. 1 for a pure latency figure). */
+  connections?: number
 }
+
+/** True when the target needs more than one fixed GET of `url`. */
+const varies = (t: LoadTarget) => t.method !== undefined || t.paths !== undefined || t.body !== undefined
+
+/** A token unique to one load run, to make `{seq}` values unique across runs on the same database. */
+const runToken = () => `${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`
 
 /** Loads the target for the warm-up (unmeasured) and then the measured duration. */
 export async function loadTest(ctx: BenchContext, target: LoadTarget): Promise<LoadResult> {
   const { warmupSeconds, seconds } = ctx.settings
+  const backgroundCores = await machineBusyCores(300)
   if (warmupSeconds > 0) await runLoad(ctx, target, warmupSeconds)
   const cpuBefore = cpuSeconds(target.pid)
   const started = performance.now()
@@ -219,11 +246,11 @@ export async function loadTest(ctx: BenchContext, target: LoadTarget): Promise<L
   const elapsed = (performance.now() - started) / 1000
   const cpuAfter = cpuSeconds(target.pid)
   const serverCores = cpuBefore !== null && cpuAfter !== null ? (cpuAfter - cpuBefore) / elapsed : null
-  return { ...result, serverCores }
+  return { ...result, serverCores, backgroundCores }
 }
 
 /** Runs the configured load generator once for `seconds`. */
-async function runLoad(ctx: BenchContext, target: LoadTarget, seconds: number): Promise<Omit<LoadResult, 'serverCores'>> {
+async function runLoad(ctx: BenchContext, target: LoadTarget, seconds: number): Promise<RawLoad> {
   return ctx.settings.tool === 'wrk' ? runWrk(ctx, target, seconds) : runAutocannon(ctx, target, seconds)
 }
 
@@ -231,9 +258,12 @@ async function runLoad(ctx: BenchContext, target: LoadTarget, seconds: number): 
  * Runs wrk with one thread: on a 2-core machine that leaves one core to the server, and one
  * wrk thread (C, epoll) generates far more load than one Bun.serve process can answer.
  */
-async function runWrk(ctx: BenchContext, target: LoadTarget, seconds: number): Promise<Omit<LoadResult, 'serverCores'>> {
+async function runWrk(ctx: BenchContext, target: LoadTarget, seconds: number): Promise<RawLoad> {
   const headerArgs = Object.entries(target.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`])
-  const cmd = ['wrk', '-t1', `-c${ctx.settings.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(import.meta.dir, 'wrk-report.lua'), ...headerArgs, target.url]
+  const report = join(import.meta.dir, 'wrk-report.lua')
+  const script = varies(target) ? writeWrkScript(ctx, target, report) : report
+  const connections = target.connections ?? ctx.settings.connections
+  const cmd = ['wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', script, ...headerArgs, target.url]
   const out = await runCommand(ctx.children, cmd, { cwd: ctx.root })
   const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '))
   if (!line) throw new Error(`wrk printed no BENCH_JSON line:\n${out}`)
@@ -254,11 +284,66 @@ async function runWrk(ctx: BenchContext, target: LoadTarget, seconds: number): P
 }
 
 /**
+ * Writes a wrk script for a target whose requests vary: the paths taken in turn, `{seq}` in the
+ * body replaced per request, and wrk-report.lua's `done` appended. Fixed requests (no body) are
+ * formatted once in init(), so the per-request cost stays a table lookup.
+ */
+function writeWrkScript(ctx: BenchContext, target: LoadTarget, reportPath: string): string {
+  const long = (s: string) => {
+    let eq = ''
+    while (s.includes(`]${eq}]`)) eq += '='
+    return `[${eq}[${s}]${eq}]`
+  }
+  const paths = target.paths ?? [new URL(target.url).pathname + new URL(target.url).search]
+  const parts = target.body === undefined ? [] : target.body.split('{seq}')
+  const lua = `-- Generated by scripts/bench/lib.ts for one load run.
+local method = ${long(target.method ?? 'GET')}
+local paths = { ${paths.map(long).join(', ')} }
+local body_parts = { ${parts.map(long).join(', ')} }
+local run = ${long(runToken())}
+local fixed = {}
+local n = 0
+
+init = function(args)
+  if #body_parts == 0 then
+    for i, p in ipairs(paths) do fixed[i] = wrk.format(method, p) end
+  end
+end
+
+request = function()
+  n = n + 1
+  local i = (n - 1) % #paths + 1
+  if #body_parts == 0 then return fixed[i] end
+  return wrk.format(method, paths[i], nil, table.concat(body_parts, run .. "-" .. n))
+end
+
+${readFileSync(reportPath, 'utf8')}`
+  const file = join(ctx.tmp, `wrk-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e9).toString(36)}.lua`)
+  writeFileSync(file, lua)
+  return file
+}
+
+/**
  * Runs autocannon in this process (its API works under Bun). It is JavaScript on one core, so
  * against a bare Bun.serve it is usually the bottleneck; its latencies have 1 ms resolution.
  */
-async function runAutocannon(ctx: BenchContext, target: LoadTarget, seconds: number): Promise<Omit<LoadResult, 'serverCores'>> {
-  const r = await autocannon({ url: target.url, connections: ctx.settings.connections, duration: seconds, headers: target.headers })
+async function runAutocannon(ctx: BenchContext, target: LoadTarget, seconds: number): Promise<RawLoad> {
+  const connections = target.connections ?? ctx.settings.connections
+  let requests: AutocannonRequest[] | undefined
+  if (varies(target)) {
+    const paths = target.paths ?? [new URL(target.url).pathname + new URL(target.url).search]
+    const parts = target.body?.split('{seq}')
+    const run = runToken()
+    let n = 0
+    requests = [{
+      method: target.method ?? 'GET',
+      setupRequest: (req) => {
+        n++
+        return { ...req, path: paths[(n - 1) % paths.length]!, ...(parts ? { body: parts.join(`${run}-${n}`) } : {}) }
+      },
+    }]
+  }
+  const r = await autocannon({ url: target.url, connections, duration: seconds, headers: target.headers, ...(requests ? { requests } : {}) })
   return {
     tool: 'autocannon',
     requests: r.requests.total,
@@ -291,6 +376,26 @@ function procStatusKb(pid: number, field: string): number | null {
   } catch {
     return null
   }
+}
+
+/** Reads the machine's busy (not idle, not iowait) CPU time in seconds from /proc/stat. */
+function machineCpuSeconds(): number | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields
+    return (user + nice + system + irq + softirq + steal) / 100
+  } catch {
+    return null
+  }
+}
+
+/** Measures how many cores the whole machine keeps busy over `ms` milliseconds; null off Linux. */
+export async function machineBusyCores(ms: number): Promise<number | null> {
+  const before = machineCpuSeconds()
+  const started = performance.now()
+  await Bun.sleep(ms)
+  const after = machineCpuSeconds()
+  return before === null || after === null ? null : (after - before) / ((performance.now() - started) / 1000)
 }
 
 /** Reads a process's user + system CPU time in seconds from /proc/<pid>/stat. */
