@@ -19,24 +19,25 @@ export function openDatabase(path: string): Db {
   return drizzle(sqlite, { schema }) as Db
 }
 
-/** Checkpoints the WAL into the main file and closes the connection. */
+/**
+ * Closes the connection, finalizing every statement first (close(true)) (an explicit
+ * `wal_checkpoint` can fail with "table is locked" while one is still busy); the last
+ * connection to close then checkpoints the WAL into the main file and deletes it.
+ */
 export function closeDatabase(db: Db): void {
-  try {
-    db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-  } finally {
-    db.$client.close()
-  }
+  db.$client.close(true)
 }
 
 /**
- * Runs `fn` in one IMMEDIATE transaction, or inside the transaction already open on this
- * connection (so an operation can be part of a larger atomic write, e.g. with its
- * idempotency record). `fn` must be synchronous: drizzle on bun:sqlite does not roll back
- * writes made after an await (drizzle#1472), so the type forbids a Promise.
+ * Runs `fn` in one IMMEDIATE transaction (bun:sqlite's own: rolled back on a throw), or inside
+ * the transaction already open on this connection, so an operation can be part of a larger
+ * atomic write (e.g. with its idempotency record). There is one connection, so `fn` gets the
+ * same `db`. `fn` must be synchronous: work after an await would run outside the transaction,
+ * so the type forbids a Promise.
  */
 export function inTransaction<T>(db: Db, fn: (tx: Db) => T extends Promise<unknown> ? never : T): T {
   if (db.$client.inTransaction) return fn(db) as T
-  return db.transaction((tx) => fn(tx as unknown as Db) as T, { behavior: 'immediate' })
+  return db.$client.transaction(() => fn(db) as T).immediate()
 }
 
 /** Returns a cheap check that the database still answers a query. */

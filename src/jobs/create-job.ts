@@ -1,6 +1,4 @@
-import { asc, eq } from 'drizzle-orm'
-import { sites } from '../accounts/account.table'
-import { inTransaction } from '../db/client'
+import { inTransaction, type Db } from '../db/client'
 import { AppError, validationFailed } from '../platform/errors'
 import { newId, randomBase62 } from '../platform/ids'
 import { normalizePhone } from '../platform/phone'
@@ -9,7 +7,6 @@ import { customerText, type JobContext } from './job-context'
 import { appendJobEvents } from './job-events'
 import { findJobByExternalRef } from './job.queries'
 import type { CreateJobBody } from './job.model'
-import { jobs } from './job.table'
 import type { JobRow } from './job.view'
 
 /** Reads an optional ISO time field; 422 naming it if it is not one. */
@@ -42,7 +39,7 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
   const status = input.status ?? 'confirmed'
 
   return inTransaction(ctx.db, (tx) => {
-    const accountSites = tx.select().from(sites).where(eq(sites.accountId, ctx.scope.accountId)).orderBy(asc(sites.createdAt), asc(sites.id)).all()
+    const accountSites = tx.$client.query<{ id: string }, [string]>('SELECT id FROM sites WHERE account_id = ? ORDER BY created_at, id').all(ctx.scope.accountId)
     const allowed = ctx.scope.siteIds ? accountSites.filter((s) => ctx.scope.siteIds!.includes(s.id)) : accountSites
     const siteId = input.site_id ?? allowed[0]?.id
     if (!siteId || !allowed.some((s) => s.id === siteId)) throw validationFailed([{ path: 'site_id', message: 'is not a site this key can use' }])
@@ -87,7 +84,7 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
     }
     if (!row.customer.name) throw validationFailed([{ path: 'customer.name', message: 'must not be blank' }])
     if (!row.pickup.location) throw validationFailed([{ path: 'pickup.location', message: 'must not be blank' }])
-    tx.insert(jobs).values({ ...row, eventSeq: 1 }).run()
+    insertJob(tx, { ...row, eventSeq: 1 })
     const [created] = appendJobEvents(tx, row, 0, ctx.actor, [{ type: 'job.created', to: status, detail: { status, imported: row.imported, external_ref: externalRef } }], now)
     const job = { ...row, eventSeq: 1 }
     queueText(tx, customerText(ctx, job, 'request_received', created), now)
@@ -95,3 +92,21 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
   })
 }
 
+
+const JOB_COLUMNS = [
+  'id', 'account_id', 'site_id', 'external_ref', 'source', 'payer_type', 'service_type', 'urgency', 'customer', 'vehicle', 'pickup',
+  'destination', 'status', 'cancel_reason', 'rating', 'rating_comment', 'rated_at', 'reopen_count', 'eta_at', 'quote_cents',
+  'final_price_cents', 'payment_method', 'unit_id', 'tracking_token', 'driver_token', 'milestones', 'event_seq', 'imported',
+  'archived_at', 'created_at', 'updated_at',
+] as const
+const INSERT_JOB = `INSERT INTO jobs (${JOB_COLUMNS.join(', ')}) VALUES (${JOB_COLUMNS.map(() => '?').join(', ')})`
+
+/** Inserts a job row with a cached statement (creation is the hot write path). */
+function insertJob(tx: Db, r: JobRow) {
+  tx.$client.query(INSERT_JOB).run(
+    r.id, r.accountId, r.siteId, r.externalRef, r.source, r.payerType, r.serviceType, r.urgency, JSON.stringify(r.customer),
+    JSON.stringify(r.vehicle), JSON.stringify(r.pickup), r.destination, r.status, r.cancelReason, r.rating, r.ratingComment,
+    r.ratedAt, r.reopenCount, r.etaAt, r.quoteCents, r.finalPriceCents, r.paymentMethod, r.unitId, r.trackingToken, r.driverToken,
+    JSON.stringify(r.milestones), r.eventSeq, r.imported ? 1 : 0, r.archivedAt, r.createdAt, r.updatedAt,
+  )
+}

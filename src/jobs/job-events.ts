@@ -1,6 +1,6 @@
 import type { Db } from '../db/client'
 import { newId } from '../platform/ids'
-import { jobEvents } from './job.table'
+import type { jobEvents } from './job.table'
 
 /**
  * The event catalog: every job event type the service emits (webhooks use the same names).
@@ -59,8 +59,18 @@ export function appendJobEvents(
     detail: { ...(e.detail ?? {}), ...who },
     createdAt: nowMs,
   }))
-  if (rows.length) tx.insert(jobEvents).values(rows).run()
+  const insert = tx.$client.query<unknown, [string, string, string, number, string, string | null, string | null, string, string, number]>(
+    'INSERT INTO job_events (id, account_id, job_id, seq, type, from_status, to_status, actor, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  )
+  for (const r of rows) insert.run(r.id, r.accountId, r.jobId, r.seq, r.type, r.fromStatus, r.toStatus, r.actor, JSON.stringify(r.detail), r.createdAt)
   return rows
+}
+
+/** Lists a job's timeline oldest first after a sequence number (cached statement, no builder). */
+export function listJobEventRowsQuery(db: Db, jobId: string, afterSeq: number, limit: number): JobEventRow[] {
+  return db.$client.query<Record<string, any>, [string, number, number]>('SELECT * FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+    .all(jobId, afterSeq, limit)
+    .map((r) => ({ id: r.id, accountId: r.account_id, jobId: r.job_id, seq: r.seq, type: r.type, fromStatus: r.from_status, toStatus: r.to_status, actor: r.actor, detail: JSON.parse(r.detail), createdAt: r.created_at }))
 }
 
 /** The timeline event as the API shows it. */

@@ -1,7 +1,6 @@
-import { and, asc, desc, eq, gt, gte, inArray, lt, or, type SQL } from 'drizzle-orm'
 import type { Db } from '../db/client'
 import { notFound } from '../platform/errors'
-import { jobEvents, jobs } from './job.table'
+import { listJobEventRowsQuery } from './job-events'
 import type { JobRow } from './job.view'
 
 /** Which jobs a caller may see: its account, and its sites when the key is limited. */
@@ -10,19 +9,41 @@ export interface JobScope {
   siteIds: string[] | null
 }
 
-const visible = (scope: JobScope): SQL =>
-  scope.siteIds ? and(eq(jobs.accountId, scope.accountId), inArray(jobs.siteId, scope.siteIds))! : eq(jobs.accountId, scope.accountId)
+/** A jobs row as SQLite returns it (snake_case, JSON as text). */
+export type RawJob = Record<string, any>
+
+/**
+ * Maps a raw jobs row to a JobRow. Hot reads use cached bun:sqlite statements and this mapper
+ * instead of drizzle's builder, which re-prepares its SQL on every call (job.queries.test.ts
+ * checks the mapping against drizzle's for every column).
+ */
+export function toJobRow(r: RawJob): JobRow {
+  return {
+    id: r.id, accountId: r.account_id, siteId: r.site_id, externalRef: r.external_ref, source: r.source,
+    payerType: r.payer_type, serviceType: r.service_type, urgency: r.urgency,
+    customer: JSON.parse(r.customer), vehicle: JSON.parse(r.vehicle), pickup: JSON.parse(r.pickup),
+    destination: r.destination, status: r.status, cancelReason: r.cancel_reason, rating: r.rating,
+    ratingComment: r.rating_comment, ratedAt: r.rated_at, reopenCount: r.reopen_count, etaAt: r.eta_at,
+    quoteCents: r.quote_cents, finalPriceCents: r.final_price_cents, paymentMethod: r.payment_method,
+    unitId: r.unit_id, trackingToken: r.tracking_token, driverToken: r.driver_token,
+    milestones: JSON.parse(r.milestones), eventSeq: r.event_seq, imported: r.imported === 1 || r.imported === true,
+    archivedAt: r.archived_at, createdAt: r.created_at, updatedAt: r.updated_at,
+  }
+}
+
+const canSee = (scope: JobScope, row: RawJob) => row.account_id === scope.accountId && (!scope.siteIds || scope.siteIds.includes(row.site_id))
 
 /** Finds a job the caller may see, or throws 404 (other accounts' jobs answer exactly as unknown ones). */
 export function findJobOrThrow(db: Db, scope: JobScope, id: string): JobRow {
-  const row = db.select().from(jobs).where(and(eq(jobs.id, id), visible(scope))).get()
-  if (!row) throw notFound('job', id)
-  return row
+  const raw = db.$client.query<RawJob, [string]>('SELECT * FROM jobs WHERE id = ?').get(id)
+  if (!raw || !canSee(scope, raw)) throw notFound('job', id)
+  return toJobRow(raw)
 }
 
 /** Finds a job by its external_ref in the account (for conflict reporting). */
 export function findJobByExternalRef(db: Db, accountId: string, ref: string): JobRow | undefined {
-  return db.select().from(jobs).where(and(eq(jobs.accountId, accountId), eq(jobs.externalRef, ref))).get()
+  const raw = db.$client.query<RawJob, [string, string]>('SELECT * FROM jobs WHERE account_id = ? AND external_ref = ?').get(accountId, ref)
+  return raw ? toJobRow(raw) : undefined
 }
 
 export interface JobFilter {
@@ -34,29 +55,49 @@ export interface JobFilter {
   after?: [number, string]
 }
 
+/** Below this many jobs updated since the given time, sorting them beats scanning by creation. */
+const SPARSE_UPDATES = 2000
+
 /**
- * Lists jobs newest first by (created_at, id). The order never depends on fields that change,
- * so paging while jobs are updated neither skips nor repeats a job.
+ * Builds the GET /jobs query: newest first by (created_at, id), which never changes, so paging
+ * while jobs are updated neither skips nor repeats a job. With updated_since the plan is
+ * chosen by how many jobs match (counted on the index, up to SPARSE_UPDATES): few → take them
+ * from the updated_at index and sort just those; many → walk the created_at index newest first,
+ * where matches are dense. Either way a page reads a bounded number of index entries.
  */
-export function listJobRows(db: Db, scope: JobScope, filter: JobFilter, limit: number): JobRow[] {
-  return listJobsQuery(db, scope, filter, limit).all()
+export function listJobsQuery(db: Db, scope: JobScope, filter: JobFilter, limit: number): { sql: string; params: (string | number)[] } {
+  const where: string[] = ['account_id = ?']
+  const params: (string | number)[] = [scope.accountId]
+  if (scope.siteIds) { where.push(`site_id IN (${scope.siteIds.map(() => '?').join(',')})`); params.push(...scope.siteIds) }
+  if (filter.statuses?.length) { where.push(`status IN (${filter.statuses.map(() => '?').join(',')})`); params.push(...filter.statuses) }
+  if (filter.since !== undefined) { where.push('created_at >= ?'); params.push(filter.since) }
+  if (filter.updatedSince !== undefined) { where.push('updated_at >= ?'); params.push(filter.updatedSince) }
+  if (filter.externalRef !== undefined) { where.push('external_ref = ?'); params.push(filter.externalRef) }
+  if (filter.after) { where.push('(created_at < ? OR (created_at = ? AND id < ?))'); params.push(filter.after[0], filter.after[0], filter.after[1]) }
+  const order = 'ORDER BY created_at DESC, id DESC'
+  const conditions = where.join(' AND ')
+  if (filter.updatedSince !== undefined && filter.externalRef === undefined) {
+    const { n } = db.$client.query<{ n: number }, [string, number, number]>(
+      'SELECT count(*) AS n FROM (SELECT 1 FROM jobs INDEXED BY jobs_account_updated_idx WHERE account_id = ? AND updated_at >= ? LIMIT ?)',
+    ).get(scope.accountId, filter.updatedSince, SPARSE_UPDATES)!
+    if (n < SPARSE_UPDATES) {
+      return {
+        sql: `SELECT * FROM jobs WHERE rowid IN (SELECT rowid FROM jobs INDEXED BY jobs_account_updated_idx WHERE ${conditions} ${order} LIMIT ?) ${order}`,
+        params: [...params, limit],
+      }
+    }
+    return { sql: `SELECT * FROM jobs INDEXED BY jobs_account_created_idx WHERE ${conditions} ${order} LIMIT ?`, params: [...params, limit] }
+  }
+  return { sql: `SELECT * FROM jobs WHERE ${conditions} ${order} LIMIT ?`, params: [...params, limit] }
 }
 
-/** The query behind listJobRows (tests read its plan to prove every filter uses an index). */
-export function listJobsQuery(db: Db, scope: JobScope, filter: JobFilter, limit: number) {
-  const where: SQL[] = [visible(scope)]
-  if (filter.statuses?.length) where.push(filter.statuses.length === 1 ? eq(jobs.status, filter.statuses[0]!) : inArray(jobs.status, filter.statuses))
-  if (filter.since !== undefined) where.push(gte(jobs.createdAt, filter.since))
-  if (filter.updatedSince !== undefined) where.push(gte(jobs.updatedAt, filter.updatedSince))
-  if (filter.externalRef !== undefined) where.push(eq(jobs.externalRef, filter.externalRef))
-  if (filter.after) {
-    const [at, id] = filter.after
-    where.push(or(lt(jobs.createdAt, at), and(eq(jobs.createdAt, at), lt(jobs.id, id)))!)
-  }
-  return db.select().from(jobs).where(and(...where)).orderBy(desc(jobs.createdAt), desc(jobs.id)).limit(limit)
+/** Lists jobs per listJobsQuery. */
+export function listJobRows(db: Db, scope: JobScope, filter: JobFilter, limit: number): JobRow[] {
+  const { sql, params } = listJobsQuery(db, scope, filter, limit)
+  return db.$client.query<RawJob, (string | number)[]>(sql).all(...params).map(toJobRow)
 }
 
 /** Lists a job's timeline oldest first, after the given sequence number. */
 export function listJobEventRows(db: Db, jobId: string, afterSeq: number, limit: number) {
-  return db.select().from(jobEvents).where(and(eq(jobEvents.jobId, jobId), gt(jobEvents.seq, afterSeq))).orderBy(asc(jobEvents.seq)).limit(limit).all()
+  return listJobEventRowsQuery(db, jobId, afterSeq, limit)
 }

@@ -37,7 +37,8 @@ export const jobs = sqliteTable('jobs', {
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [
-  index('jobs_account_created_idx').on(t.accountId, t.createdAt, t.id),
+  // updated_at rides along so GET /jobs?updated_since can walk this index without touching rows.
+  index('jobs_account_created_idx').on(t.accountId, t.createdAt, t.id, t.updatedAt),
   index('jobs_account_updated_idx').on(t.accountId, t.updatedAt, t.createdAt, t.id),
   index('jobs_account_status_idx').on(t.accountId, t.status, t.createdAt, t.id),
   uniqueIndex('jobs_account_external_ref_uq').on(t.accountId, t.externalRef),

@@ -1,6 +1,5 @@
 import type { Db } from '../db/client'
 import { newId } from '../platform/ids'
-import { texts } from './text.table'
 import { DEFAULT_TEMPLATES, renderTemplate, type TemplateName } from './templates'
 
 export interface TextRequest {
@@ -20,21 +19,13 @@ export interface TextRequest {
 export function queueText(tx: Db, req: TextRequest, nowMs: number): string {
   const id = newId('txt', nowMs)
   const skip = req.skipReason ?? (req.toPhone ? null : 'no_phone')
-  tx.insert(texts).values({
-    id,
-    accountId: req.accountId,
-    jobId: req.jobId ?? null,
-    unitId: req.unitId ?? null,
-    eventId: req.eventId ?? null,
-    recipient: req.recipient,
-    toPhone: req.toPhone ?? null,
-    template: req.template,
-    body: renderTemplate(DEFAULT_TEMPLATES[req.template], req.values),
-    status: skip ? 'skipped' : 'queued',
-    skipReason: skip,
-    nextAttemptAt: skip ? null : nowMs,
-    createdAt: nowMs,
-    updatedAt: nowMs,
-  }).run()
+  // A cached statement rather than drizzle's builder: every job write queues texts.
+  tx.$client.query(
+    `INSERT INTO texts (id, account_id, job_id, unit_id, event_id, recipient, to_phone, template, body, status, skip_reason, attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+  ).run(
+    id, req.accountId, req.jobId ?? null, req.unitId ?? null, req.eventId ?? null, req.recipient, req.toPhone ?? null, req.template,
+    renderTemplate(DEFAULT_TEMPLATES[req.template], req.values), skip ? 'skipped' : 'queued', skip, skip ? null : nowMs, nowMs, nowMs,
+  )
   return id
 }

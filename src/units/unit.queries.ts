@@ -7,9 +7,19 @@ import { FINISHED } from '../jobs/job-status'
 
 export type UnitRow = typeof units.$inferSelect
 
+/** Maps a raw units row (cached statements on hot paths skip drizzle's per-call prepare). */
+function toUnitRow(r: Record<string, any>): UnitRow {
+  return {
+    id: r.id, accountId: r.account_id, siteId: r.site_id, name: r.name, driverName: r.driver_name, driverPhone: r.driver_phone,
+    deviceId: r.device_id, offDuty: r.off_duty === 1 || r.off_duty === true, lat: r.lat, lng: r.lng, accuracyM: r.accuracy_m,
+    heading: r.heading, speedKph: r.speed_kph, positionAt: r.position_at, createdAt: r.created_at, updatedAt: r.updated_at,
+  }
+}
+
 /** Finds a unit of the account. */
 export function findUnit(db: Db, accountId: string, id: string): UnitRow | undefined {
-  return db.select().from(units).where(and(eq(units.id, id), eq(units.accountId, accountId))).get()
+  const raw = db.$client.query<Record<string, any>, [string, string]>('SELECT * FROM units WHERE id = ? AND account_id = ?').get(id, accountId)
+  return raw ? toUnitRow(raw) : undefined
 }
 
 /** Finds the unit a tracking device reports for. */
