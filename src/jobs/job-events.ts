@@ -67,7 +67,7 @@ export function appendJobEvents(
 }
 
 /** Lists a job's timeline oldest first after a sequence number (cached statement, no builder). */
-export function listJobEventRowsQuery(db: Db, jobId: string, afterSeq: number, limit: number): JobEventRow[] {
+export function listJobEventRows(db: Db, jobId: string, afterSeq: number, limit: number): JobEventRow[] {
   return db.$client.query<Record<string, any>, [string, number, number]>('SELECT * FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?')
     .all(jobId, afterSeq, limit)
     .map((r) => ({ id: r.id, accountId: r.account_id, jobId: r.job_id, seq: r.seq, type: r.type, fromStatus: r.from_status, toStatus: r.to_status, actor: r.actor, detail: JSON.parse(r.detail), createdAt: r.created_at }))

@@ -1,6 +1,5 @@
 import type { Db } from '../db/client'
 import { notFound } from '../platform/errors'
-import { listJobEventRowsQuery } from './job-events'
 import type { JobRow } from './job.view'
 
 /** Which jobs a caller may see: its account, and its sites when the key is limited. */
@@ -95,9 +94,4 @@ export function listJobsQuery(db: Db, scope: JobScope, filter: JobFilter, limit:
 export function listJobRows(db: Db, scope: JobScope, filter: JobFilter, limit: number): JobRow[] {
   const { sql, params } = listJobsQuery(db, scope, filter, limit)
   return db.$client.query<RawJob, (string | number)[]>(sql).all(...params).map(toJobRow)
-}
-
-/** Lists a job's timeline oldest first, after the given sequence number. */
-export function listJobEventRows(db: Db, jobId: string, afterSeq: number, limit: number) {
-  return listJobEventRowsQuery(db, jobId, afterSeq, limit)
 }

@@ -2,9 +2,9 @@ import type { Db } from '../db/client'
 import { validationFailed } from '../platform/errors'
 import { decodeCursor, page, pageLimit, queryTime } from '../platform/paging'
 import { isStatus } from './job-status'
-import { findJobOrThrow, listJobEventRows, listJobRows, type JobScope } from './job.queries'
+import { findJobOrThrow, listJobRows, type JobScope } from './job.queries'
 import type { ListJobsQuery, PageQuery } from './job.model'
-import { jobEventView } from './job-events'
+import { jobEventView, listJobEventRows } from './job-events'
 import { presentJobs } from './present-job'
 
 /** GET /jobs: newest first, cursor-paged, filtered by status, since, updated_since and external_ref. */
