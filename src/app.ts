@@ -14,6 +14,8 @@ import { accountRoutes } from './accounts/account.routes'
 import { jobRoutes } from './jobs/job.routes'
 import { unitRoutes } from './units/unit.routes'
 import { serviceRoutes } from './services/service.routes'
+import { webhookRoutes } from './webhooks/webhook.routes'
+import type { SendSettings } from './webhooks/send-attempt'
 import { VERSION } from './version'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -25,6 +27,8 @@ export interface AppDeps {
   limiter: RateLimiter
   /** True once shutdown has begun. */
   isDraining: () => boolean
+  /** How webhook attempts are made (timeout, private targets, extra TLS trust for tests). */
+  webhookSend: Omit<SendSettings, 'signal'>
 }
 
 /** Builds the root Elysia app: error handling and body parsing first, then every feature. */
@@ -55,6 +59,7 @@ export function createApp(deps: AppDeps) {
     .use(jobRoutes(auth, deps))
     .use(unitRoutes(auth, deps))
     .use(serviceRoutes(auth, deps))
+    .use(webhookRoutes(auth, deps))
   return app as Elysia
 }
 

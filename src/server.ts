@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './platform/clock'
 import { createLogger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
 import { VERSION } from './version'
+import { DeliveryScheduler } from './webhooks/scheduler'
 
 /** How an operator runs a command of this very program (binary, bunx or source). */
 export function selfCommand(): string {
@@ -31,7 +32,10 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
 
   let draining = false
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
-  const { fetch } = createHandler({ db, clock, config, logger, limiter, isDraining: () => draining })
+  const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
+  const { fetch } = createHandler({ db, clock, config, logger, limiter, isDraining: () => draining, webhookSend })
+  const scheduler = new DeliveryScheduler({ db, clock, logger, schedule: config.webhookRetryScheduleMs, send: webhookSend })
+  scheduler.start()
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -60,6 +64,8 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
     await Promise.race([server.stop(false), Bun.sleep(8_000)])
     await server.stop(true)
     await Bun.sleep(50)
+    // Deliveries in flight get a moment to finish; the rest stay pending and go out after restart.
+    await scheduler.stop(3_000)
     try { closeDatabase(db) } catch (err) { logger.error({ err }, 'closing the database failed') }
     logger.info('shutdown complete')
     logger.flush()

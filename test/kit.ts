@@ -47,7 +47,7 @@ export function startTestApi(env: Record<string, string> = {}): TestApi {
   const { account } = ensureDefaultAccount(db, clock)
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const logger = createLogger('silent')
-  const { fetch } = createHandler({ db, clock, config, logger, limiter, isDraining: () => false })
+  const { fetch } = createHandler({ db, clock, config, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate } })
   return {
     db, dir, clock, accountId: account.id,
     request(method, path, opts = {}) {

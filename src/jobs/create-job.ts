@@ -3,6 +3,7 @@ import { AppError, validationFailed } from '../platform/errors'
 import { newId, randomBase62 } from '../platform/ids'
 import { normalizePhone } from '../platform/phone'
 import { queueText } from '../texts/queue-text'
+import { fanOutJobEvents } from '../webhooks/fan-out'
 import { customerText, type JobContext } from './job-context'
 import { appendJobEvents } from './job-events'
 import { findJobByExternalRef } from './job.queries'
@@ -88,6 +89,7 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
     const [created] = appendJobEvents(tx, row, 0, ctx.actor, [{ type: 'job.created', to: status, detail: { status, imported: row.imported, external_ref: externalRef } }], now)
     const job = { ...row, eventSeq: 1 }
     queueText(tx, customerText(ctx, job, 'request_received', created), now)
+    fanOutJobEvents(tx, ctx.publicUrl, job, [created!], now)
     return job
   })
 }

@@ -3,6 +3,7 @@ import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { AppError } from '../platform/errors'
 import { queueText, type TextRequest } from '../texts/queue-text'
+import { fanOutJobEvents } from '../webhooks/fan-out'
 import type { TemplateName } from '../texts/templates'
 import { appendJobEvents, type Actor, type JobEventRow, type NewJobEvent } from './job-events'
 import { findMove, isFinished, type JobStatus, type MoveVia } from './job-status'
@@ -76,6 +77,7 @@ export function commitJobChange(
   }
   const rows = appendJobEvents(tx, before, before.eventSeq, ctx.actor, events, now)
   for (const text of texts(after, rows)) queueText(tx, text, now)
+  fanOutJobEvents(tx, ctx.publicUrl, after, rows, now)
   return { after, events: rows }
 }
 

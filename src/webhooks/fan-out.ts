@@ -1,0 +1,51 @@
+import type { Db } from '../db/client'
+import { newId } from '../platform/ids'
+import { jobEventView, type JobEventRow } from '../jobs/job-events'
+import type { JobRow } from '../jobs/job.view'
+import { presentJob } from '../jobs/present-job'
+
+/** Woken after deliveries are written, so the scheduler sends them without polling. */
+let wakeScheduler: () => void = () => {}
+/** Lets the running scheduler hear about new deliveries. */
+export function onDeliveriesQueued(wake: () => void): void {
+  wakeScheduler = wake
+}
+
+/** Tells whether an endpoint's subscription covers an event type. */
+export const subscribes = (events: string[], type: string) => events.includes('*') || events.includes(type)
+
+/** The `data.event` of an envelope. */
+export function envelopeEvent(e: JobEventRow) {
+  const { object: _o, job_id: _j, ...rest } = jobEventView(e)
+  return rest
+}
+
+/**
+ * Writes one delivery per subscribed endpoint (active or paused) for each event, inside the
+ * caller's transaction, with the job as GET /jobs/{id} shows it at that moment. Nothing is
+ * sent here: the scheduler reads what the commit wrote, so a crash never loses an event.
+ */
+export function fanOutJobEvents(tx: Db, publicUrl: string, job: JobRow, events: JobEventRow[], nowMs: number): void {
+  if (!events.length) return
+  const endpoints = tx.$client.query<{ id: string; events: string }, [string]>(
+    'SELECT id, events FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL',
+  ).all(job.accountId)
+  if (!endpoints.length) return
+  const subscribed = endpoints.map((e) => ({ id: e.id, events: JSON.parse(e.events) as string[] }))
+  const jobJson = JSON.stringify(presentJob(tx, publicUrl, job))
+  const insert = tx.$client.query(
+    `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, data, status, attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+  )
+  let queued = 0
+  for (const event of events) {
+    const data = `{"job":${jobJson},"event":${JSON.stringify(envelopeEvent(event))}}`
+    for (const e of subscribed) {
+      if (!subscribes(e.events, event.type)) continue
+      insert.run(newId('dlv', nowMs), job.accountId, e.id, event.id, event.type, data, nowMs, nowMs, nowMs)
+      queued++
+    }
+  }
+  // After the caller's (synchronous) transaction has committed.
+  if (queued) queueMicrotask(() => wakeScheduler())
+}

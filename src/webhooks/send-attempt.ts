@@ -1,0 +1,124 @@
+import { isPrivateAddress, resolveHost } from '../platform/net'
+import { API_VERSION, VERSION } from '../version'
+import { signatureHeader } from './signature'
+
+export type AttemptError = 'timeout' | 'connect' | 'dns' | 'tls' | 'http' | 'redirect' | 'blocked'
+
+export interface AttemptResult {
+  ok: boolean
+  requestHeaders: Record<string, string>
+  requestBody: string
+  responseStatus: number | null
+  responseHeaders: Record<string, string> | null
+  /** The first 2 KiB of the response body. */
+  responseBody: string | null
+  durationMs: number
+  error: AttemptError | null
+  errorMessage: string | null
+  /** Retry-After of a 429 or 503, in ms. */
+  retryAfterMs: number | null
+}
+
+export interface SendSettings {
+  timeoutMs: number
+  allowPrivate: boolean
+  /** Extra trust for outgoing TLS (tests); production trusts system roots plus NODE_EXTRA_CA_CERTS. */
+  tls?: { ca?: string }
+  signal?: AbortSignal
+}
+
+const MAX_BODY = 2048
+
+/** Builds the envelope exactly once per attempt; `data` is already JSON. */
+export function envelope(d: { id: string; type: string; accountId: string; attempt: number; createdAt: number; data: string }): string {
+  return `{"id":${JSON.stringify(d.id)},"object":"event","type":${JSON.stringify(d.type)},"api_version":"${API_VERSION}",` +
+    `"account_id":${JSON.stringify(d.accountId)},"attempt":${d.attempt},"created_at":"${new Date(d.createdAt).toISOString()}","data":${d.data}}`
+}
+
+async function readHead(res: Response): Promise<string> {
+  if (!res.body) return ''
+  const reader = res.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  try {
+    while (size < MAX_BODY) {
+      const { done, value } = await reader.read()
+      if (done) break
+      chunks.push(value)
+      size += value.length
+    }
+  } finally {
+    reader.cancel().catch(() => {})
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, MAX_BODY))
+}
+
+function retryAfter(res: Response, nowMs: number): number | null {
+  if (res.status !== 429 && res.status !== 503) return null
+  const raw = res.headers.get('retry-after')
+  if (!raw) return null
+  const s = Number(raw)
+  if (Number.isFinite(s) && s >= 0) return s * 1000
+  const at = Date.parse(raw)
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs)
+}
+
+function classify(err: unknown): { error: AttemptError; message: string } {
+  const e = err as { name?: string; code?: string; message?: string }
+  const text = `${e?.name ?? ''} ${e?.code ?? ''} ${e?.message ?? ''}`
+  if (/TimeoutError|AbortError|timed out|timeout/i.test(text)) return { error: 'timeout', message: 'no answer within the timeout' }
+  if (/ENOTFOUND|EAI_AGAIN|DNS|getaddrinfo|hostname could not be found/i.test(text)) return { error: 'dns', message: e?.message ?? 'DNS lookup failed' }
+  if (/CERT|SSL|TLS|self.signed|certificate|handshake/i.test(text)) return { error: 'tls', message: e?.message ?? 'TLS failed' }
+  return { error: 'connect', message: e?.message ?? 'connection failed' }
+}
+
+/**
+ * Makes one delivery attempt: signs the body afresh (new t), refuses private targets unless
+ * allowed (checked on the address the host resolves to now), POSTs without following
+ * redirects, and counts only a 2xx within the timeout as delivered.
+ */
+export async function sendAttempt(
+  target: { url: string; secrets: string[] },
+  body: string,
+  meta: { deliveryId: string; eventType: string; attempt: number },
+  settings: SendSettings,
+): Promise<AttemptResult> {
+  const started = performance.now()
+  const t = Math.floor(Date.now() / 1000)
+  const requestHeaders: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': `Towline-Webhooks/${VERSION}`,
+    'x-svc-signature': signatureHeader(target.secrets, t, body),
+    'x-svc-delivery-id': meta.deliveryId,
+    'x-svc-event-type': meta.eventType,
+    'x-svc-attempt': String(meta.attempt),
+  }
+  const base = { requestHeaders, requestBody: body, responseStatus: null, responseHeaders: null, responseBody: null, retryAfterMs: null }
+  const done = (r: Partial<AttemptResult>): AttemptResult => ({ ...base, ok: false, error: null, errorMessage: null, ...r, durationMs: Math.round(performance.now() - started) })
+  if (!settings.allowPrivate) {
+    let addresses: string[]
+    try {
+      addresses = await resolveHost(new URL(target.url).hostname)
+    } catch (err) {
+      return done({ error: 'dns', errorMessage: (err as Error).message })
+    }
+    if (addresses.some(isPrivateAddress)) return done({ error: 'blocked', errorMessage: `the host resolves to a private address (${addresses.join(', ')})` })
+  }
+  const timeout = AbortSignal.timeout(settings.timeoutMs)
+  const signal = settings.signal ? AbortSignal.any([timeout, settings.signal]) : timeout
+  try {
+    const res = await fetch(target.url, { method: 'POST', headers: requestHeaders, body, redirect: 'manual', signal, tls: settings.tls, keepalive: true } as RequestInit)
+    const responseHeaders = Object.fromEntries(res.headers)
+    const responseBody = await readHead(res).catch(() => '')
+    const ok = res.status >= 200 && res.status < 300
+    const error: AttemptError | null = ok ? null : res.status >= 300 && res.status < 400 ? 'redirect' : 'http'
+    return done({
+      ok, responseStatus: res.status, responseHeaders, responseBody, error,
+      errorMessage: error === 'redirect' ? `redirect to ${res.headers.get('location') ?? '(no location)'} not followed` : error ? `HTTP ${res.status}` : null,
+      retryAfterMs: retryAfter(res, Date.now()),
+    })
+  } catch (err) {
+    const c = classify(err)
+    return done({ error: c.error, errorMessage: c.message })
+  }
+}

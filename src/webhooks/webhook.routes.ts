@@ -1,0 +1,105 @@
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../app'
+import type { AuthPlugin } from '../accounts/auth.plugin'
+import { ListOf } from '../jobs/job.model'
+import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
+import { oneOf } from '../platform/schema'
+import { createEndpoint, deleteEndpoint, updateEndpoint } from './manage-endpoints'
+import { listAttempts, pingEndpoint, resendDelivery } from './send-now'
+import { endpointView, findEndpointOrThrow, listEndpointRows } from './webhook.queries'
+import { pageLimit } from '../platform/paging'
+
+const strict = { additionalProperties: false } as const
+const EventList = t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: 50, description: `Event types, or ["*"] for all: ${WEBHOOK_EVENT_TYPES.join(', ')}.` })
+const Endpoint = t.Object({
+  object: t.Literal('webhook_endpoint'),
+  id: t.String({ examples: ['whk_01JF3Z8Q2W4E6R8T0Y2U4I6O8P'] }),
+  url: t.String(),
+  events: t.Array(t.String()),
+  status: oneOf(['active', 'paused']),
+  paused_reason: t.Nullable(oneOf(['manual', 'failures'])),
+  description: t.Nullable(t.String()),
+  consecutive_failures: t.Integer(),
+  created_at: t.String({ format: 'date-time' }),
+  updated_at: t.String({ format: 'date-time' }),
+  secret: t.Optional(t.String({ description: 'whsec_...: returned only on creation and rotation. Keyed HMAC-SHA256 of "<t>.<raw body>".' })),
+})
+const AttemptOutcome = t.Object({
+  delivery_id: t.String(), delivered: t.Boolean(), response_status: t.Nullable(t.Integer()), response_body: t.Nullable(t.String()),
+  duration_ms: t.Integer(), error: t.Nullable(t.String()), error_message: t.Nullable(t.String()),
+})
+const Attempt = t.Object({
+  object: t.Literal('delivery_attempt'), id: t.String(), delivery_id: t.String(), event_type: t.String(), attempt: t.Integer(),
+  status: oneOf(['succeeded', 'failed']), request_headers: t.Record(t.String(), t.String()), request_body: t.String(),
+  response_status: t.Nullable(t.Integer()), response_headers: t.Nullable(t.Record(t.String(), t.String())), response_body: t.Nullable(t.String()),
+  duration_ms: t.Integer(), error: t.Nullable(t.String({ description: 'timeout, connect, dns, tls, http, redirect or blocked.' })), error_message: t.Nullable(t.String()),
+  created_at: t.String({ format: 'date-time' }), next_attempt_at: t.Nullable(t.String({ format: 'date-time' })),
+})
+const IdParams = t.Object({ id: t.String({ description: 'Endpoint id (whk_...).' }) })
+
+/** The /webhooks endpoints (scope webhooks:manage). */
+export function webhookRoutes(auth: AuthPlugin, deps: AppDeps) {
+  const manage = { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhookAllowPrivate }
+  const sendNow = { db: deps.db, clock: deps.clock, schedule: deps.config.webhookRetryScheduleMs, send: deps.webhookSend }
+  const tags = ['Webhooks']
+  return new Elysia({ prefix: '/api/v1' }).use(auth)
+    .get('/webhooks', ({ principal }) => ({ object: 'list' as const, data: listEndpointRows(deps.db, principal.accountId).map(endpointView), has_more: false, next_cursor: null }), {
+      scope: 'webhooks:manage',
+      response: { 200: ListOf(Endpoint) },
+      detail: { summary: 'List webhook endpoints', tags },
+    })
+    .post('/webhooks', async ({ principal, body, set }) => {
+      const e = await createEndpoint(manage, principal.accountId, body)
+      set.status = 201
+      return { ...endpointView(e), secret: e.secret }
+    }, {
+      scope: 'webhooks:manage',
+      body: t.Object({ url: t.String({ maxLength: 2048, description: 'https only.' }), events: EventList, description: t.Optional(t.Nullable(t.String({ maxLength: 500 }))) }, strict),
+      response: { 201: Endpoint },
+      detail: { summary: 'Add a webhook endpoint', description: 'https URLs only; loopback, private and link-local targets are refused unless the operator allows them. The secret is returned once, here.', tags, 'x-success-description': 'The endpoint was added; store its secret now.' },
+    })
+    .get('/webhooks/:id', ({ principal, params }) => endpointView(findEndpointOrThrow(deps.db, principal.accountId, params.id)), {
+      scope: 'webhooks:manage', params: IdParams, response: { 200: Endpoint }, detail: { summary: 'Get a webhook endpoint', tags },
+    })
+    .patch('/webhooks/:id', async ({ principal, params, body }) => {
+      const { endpoint, secret } = await updateEndpoint(manage, principal.accountId, params.id, body)
+      return secret ? { ...endpointView(endpoint), secret } : endpointView(endpoint)
+    }, {
+      scope: 'webhooks:manage',
+      params: IdParams,
+      body: t.Object({
+        url: t.Optional(t.String({ maxLength: 2048 })),
+        events: t.Optional(EventList),
+        description: t.Optional(t.Nullable(t.String({ maxLength: 500 }))),
+        status: t.Optional(oneOf(['active', 'paused'], { description: 'paused holds deliveries; active resumes and sends them oldest first.' })),
+        rotate_secret: t.Optional(t.Boolean({ description: 'Mints a new secret (returned in this response). The old one keeps signing for 24 hours: both signatures are sent.' })),
+      }, strict),
+      response: { 200: Endpoint },
+      detail: { summary: 'Change, pause, resume or rotate an endpoint', tags },
+    })
+    .delete('/webhooks/:id', ({ principal, params }) => {
+      const e = deleteEndpoint(manage, principal.accountId, params.id)
+      return { object: 'webhook_endpoint' as const, id: e.id, deleted: true as const }
+    }, {
+      scope: 'webhooks:manage', params: IdParams,
+      response: { 200: t.Object({ object: t.Literal('webhook_endpoint'), id: t.String(), deleted: t.Literal(true) }) },
+      detail: { summary: 'Delete an endpoint', description: 'Its undelivered deliveries are cancelled.', tags },
+    })
+    .post('/webhooks/:id/test', ({ principal, params }) => pingEndpoint(sendNow, principal.accountId, params.id), {
+      scope: 'webhooks:manage', params: IdParams, response: { 200: AttemptOutcome },
+      detail: { summary: 'Send a ping now', description: 'Sends a signed ping event to the endpoint (even if paused) and returns what it answered. Pings never count toward pausing.', tags },
+    })
+    .get('/webhooks/:id/deliveries', ({ principal, params, query }) => listAttempts(deps.db, principal.accountId, params.id, pageLimit(query.limit ?? '100')), {
+      scope: 'webhooks:manage',
+      params: IdParams,
+      query: t.Object({ limit: t.Optional(t.String({ pattern: '^[0-9]+$', description: '1 to 100, default 100.' })) }, strict),
+      response: { 200: ListOf(Attempt) },
+      detail: { summary: 'The last delivery attempts', description: 'The last 100 attempts, newest first, with the request as sent and the answer (first 2 KiB).', tags },
+    })
+    .post('/webhooks/:id/deliveries/:delivery_id/retry', ({ principal, params }) => resendDelivery(sendNow, principal.accountId, params.id, params.delivery_id), {
+      scope: 'webhooks:manage',
+      params: t.Object({ id: t.String(), delivery_id: t.String({ description: 'Delivery id (dlv_...).' }) }),
+      response: { 200: AttemptOutcome },
+      detail: { summary: 'Resend one delivery now', description: 'Same delivery id, next attempt number; returns what the endpoint answered.', tags },
+    })
+}

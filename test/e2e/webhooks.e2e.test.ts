@@ -1,0 +1,176 @@
+/**
+ * Webhooks end to end: the compiled binary delivering to a real HTTPS receiver whose
+ * certificate comes from a CA this test makes (trusted through NODE_EXTRA_CA_CERTS).
+ * The retry schedule is shrunk to milliseconds through TOWLINE_WEBHOOK_RETRY_SCHEDULE.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { makeTestCa, startReceiver, type Behaviour, type Received } from '../https-receiver'
+
+let folder: ReturnType<typeof freshFolder>
+let server: RunningServer
+let key: string
+const ca = makeTestCa()
+const secrets: string[] = []
+const behaviour = new Map<string, (r: Received) => Behaviour>()
+const receiver = startReceiver(ca, { secrets: () => secrets, behave: (r) => behaviour.get(r.path)?.(r) ?? {} })
+const SCHEDULE = '150ms,300ms,450ms,600ms,750ms,900ms'
+
+beforeAll(async () => {
+  folder = freshFolder()
+  server = await startServer(folder.bin, {
+    cwd: folder.dir,
+    env: { NODE_EXTRA_CA_CERTS: ca.caPath, TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1', TOWLINE_WEBHOOK_RETRY_SCHEDULE: SCHEDULE, TOWLINE_WEBHOOK_TIMEOUT_MS: '800' },
+  })
+  key = createKeyWithCli(folder.bin, folder.dir, 'all')
+})
+afterAll(async () => {
+  await server?.stop()
+  receiver.stop()
+  folder?.cleanup()
+})
+
+async function call(method: string, path: string, body?: unknown) {
+  const res = await fetch(server.api + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  return { status: res.status, body: await res.json() as any }
+}
+async function endpoint(path: string, events: string[] = ['*']) {
+  const r = await call('POST', '/webhooks', { url: `${receiver.url}${path}`, events, description: path })
+  expect(r.status).toBe(201)
+  secrets.push(r.body.secret)
+  return r.body
+}
+const newJob = (ref: string) => call('POST', '/jobs', { external_ref: ref, customer: { name: 'Ann Lee' }, pickup: { location: 'I-5 N mile 12' } })
+const at = (path: string) => receiver.received.filter((r) => r.path === path)
+async function until(cond: () => boolean, ms = 8000) {
+  const end = Date.now() + ms
+  while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await Bun.sleep(20) }
+}
+
+describe('webhook endpoints', () => {
+  test('a new endpoint returns its whsec_ secret once; lists never show it', async () => {
+    const e = await endpoint('/mgmt')
+    expect(e).toMatchObject({ object: 'webhook_endpoint', id: expect.stringMatching(/^whk_/), status: 'active', events: ['*'], consecutive_failures: 0 })
+    expect(e.secret).toMatch(/^whsec_/)
+    const list = await call('GET', '/webhooks')
+    expect(JSON.stringify(list.body)).not.toContain(e.secret)
+  })
+
+  test('http URLs and unknown event types are refused with 422', async () => {
+    const http = await call('POST', '/webhooks', { url: 'http://example.com/hook', events: ['*'] })
+    expect(http.status).toBe(422)
+    expect(http.body.error.details.fields[0].path).toBe('url')
+    const bad = await call('POST', '/webhooks', { url: `${receiver.url}/x`, events: ['job.created', 'job.exploded'] })
+    expect(bad.status).toBe(422)
+    expect(bad.body.error.details.fields[0].path).toBe('events.1')
+  })
+})
+
+describe('deliveries', () => {
+  test('every job event arrives signed, in the envelope of the spec, with the job as it was', async () => {
+    await endpoint('/all')
+    const job = (await newJob('WH-1')).body
+    await call('POST', `/jobs/${job.id}/notes`, { text: 'gate code 4411' })
+    await until(() => at('/all').length >= 2)
+    const [created, note] = at('/all')
+    expect(created!.validSignatures).toBe(1)
+    expect(created!.headers['x-svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+    expect(created!.body).toMatchObject({
+      id: expect.stringMatching(/^dlv_/), object: 'event', type: 'job.created', api_version: '2026-09-01', attempt: 1,
+      account_id: expect.stringMatching(/^acct_/), created_at: expect.any(String),
+      data: { job: { id: job.id, status: 'confirmed', tracking_url: job.tracking_url, unit: null }, event: { type: 'job.created', actor: 'system', sequence: 1 } },
+    })
+    expect(note!.body).toMatchObject({ type: 'job.note_added', data: { event: { sequence: 2, detail: { text: 'gate code 4411' } } } })
+  })
+
+  test('an endpoint gets only the types it subscribed to', async () => {
+    await endpoint('/assigned-only', ['job.reopened'])
+    const job = (await newJob('WH-2')).body
+    await call('PATCH', `/jobs/${job.id}`, { status: 'cancelled', cancel_reason: 'customer left' })
+    await call('POST', `/jobs/${job.id}/reopen`, { reason: 'customer called back' })
+    await until(() => at('/assigned-only').length >= 1)
+    await Bun.sleep(300)
+    expect(at('/assigned-only').map((r) => r.body.type)).toEqual(['job.reopened'])
+    expect(at('/assigned-only')[0]!.body.data.event).toMatchObject({ from: 'cancelled', to: 'confirmed', detail: { reason: 'customer called back', cancel_reason: 'customer left' } })
+  })
+
+  test('a failing receiver gets retries with the same delivery id and growing attempt numbers', async () => {
+    const e = await endpoint('/flaky', ['job.created'])
+    behaviour.set('/flaky', (r) => ({ status: at('/flaky').filter((x) => x.body.id === r.body.id).length <= 2 ? 500 : 200 }))
+    await newJob('WH-3')
+    await until(() => at('/flaky').length >= 3)
+    const tries = at('/flaky')
+    expect(new Set(tries.map((r) => r.body.id)).size).toBe(1)
+    expect(tries.map((r) => r.body.attempt)).toEqual([1, 2, 3])
+    expect(tries.every((r) => r.validSignatures === 1)).toBe(true)
+    expect(tries[1]!.headers['x-svc-signature']).not.toBe(tries[0]!.headers['x-svc-signature'])
+    await Bun.sleep(200)
+    const log = (await call('GET', `/webhooks/${e.id}/deliveries`)).body.data
+    expect(log.map((a: any) => [a.attempt, a.status, a.response_status, a.error])).toEqual([[3, 'succeeded', 200, null], [2, 'failed', 500, 'http'], [1, 'failed', 500, 'http']])
+    expect(log[2].request_body).toBe(tries[0]!.raw)
+    expect(log[2].request_headers['x-svc-signature']).toBe(tries[0]!.headers['x-svc-signature'])
+  })
+
+  test('six retries, then it stops; a redirect is a failure and is not followed', async () => {
+    const e = await endpoint('/moved', ['job.created'])
+    behaviour.set('/moved', () => ({ redirectTo: `${receiver.url}/elsewhere` }))
+    await newJob('WH-4')
+    await until(() => at('/moved').length >= 7, 10_000)
+    await Bun.sleep(1200)
+    expect(at('/moved')).toHaveLength(7)
+    expect(at('/elsewhere')).toHaveLength(0)
+    const log = (await call('GET', `/webhooks/${e.id}/deliveries`)).body.data
+    expect(log[0]).toMatchObject({ attempt: 7, status: 'failed', error: 'redirect', next_attempt_at: null })
+  })
+
+  test('a receiver slower than the timeout is a timeout failure', async () => {
+    const e = await endpoint('/slow', ['job.created'])
+    behaviour.set('/slow', (r) => (r.body.attempt === 1 ? { delayMs: 1500 } : {}))
+    await newJob('WH-5')
+    await until(() => at('/slow').length >= 2)
+    await Bun.sleep(200)
+    const log = (await call('GET', `/webhooks/${e.id}/deliveries`)).body.data
+    expect(log.map((a: any) => a.error)).toEqual([null, 'timeout'])
+  })
+
+  test('a rotated secret signs beside the new one; a ping answers what the endpoint said', async () => {
+    const e = await endpoint('/rotate', ['job.created'])
+    const rotated = await call('PATCH', `/webhooks/${e.id}`, { rotate_secret: true })
+    expect(rotated.body.secret).toMatch(/^whsec_/)
+    expect(rotated.body.secret).not.toBe(e.secret)
+    secrets.push(rotated.body.secret)
+    const ping = await call('POST', `/webhooks/${e.id}/test`)
+    expect(ping.body).toMatchObject({ delivered: true, response_status: 200, error: null })
+    const got = at('/rotate').at(-1)!
+    expect(got.body.type).toBe('ping')
+    expect(got.headers['x-svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/)
+    expect(got.validSignatures).toBe(2)
+  })
+
+  test('a paused endpoint holds its deliveries; resuming sends them in order', async () => {
+    const e = await endpoint('/paused', ['job.created'])
+    expect((await call('PATCH', `/webhooks/${e.id}`, { status: 'paused' })).body).toMatchObject({ status: 'paused', paused_reason: 'manual' })
+    for (const ref of ['P-1', 'P-2', 'P-3']) await newJob(ref)
+    await Bun.sleep(400)
+    expect(at('/paused')).toHaveLength(0)
+    await call('PATCH', `/webhooks/${e.id}`, { status: 'active' })
+    await until(() => at('/paused').length >= 3)
+    expect(at('/paused').map((r) => r.body.data.job.external_ref)).toEqual(['P-1', 'P-2', 'P-3'])
+  })
+
+  test('25 failed attempts in a row pause the endpoint; a deleted endpoint gets nothing more', async () => {
+    const e = await endpoint('/dead', ['job.created'])
+    behaviour.set('/dead', () => ({ status: 503 }))
+    for (const ref of ['D-1', 'D-2', 'D-3', 'D-4']) await newJob(ref)
+    await until(() => at('/dead').length >= 25, 20_000)
+    await Bun.sleep(1200)
+    expect(at('/dead')).toHaveLength(25)
+    expect((await call('GET', `/webhooks/${e.id}`)).body).toMatchObject({ status: 'paused', paused_reason: 'failures', consecutive_failures: 25 })
+    const gone = await endpoint('/gone', ['job.created'])
+    expect((await call('DELETE', `/webhooks/${gone.id}`)).body).toEqual({ object: 'webhook_endpoint', id: gone.id, deleted: true })
+    await newJob('D-5')
+    await Bun.sleep(400)
+    expect(at('/gone')).toHaveLength(0)
+    expect((await call('GET', `/webhooks/${gone.id}`)).status).toBe(404)
+  }, 30_000)
+})

@@ -1,0 +1,90 @@
+/**
+ * A real HTTPS webhook receiver for tests: a CA made by the test (openssl), a server
+ * certificate for 127.0.0.1/localhost signed by it, and a Bun.serve that verifies signatures
+ * and answers as told (status, delay, redirect, dropped connection).
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface TestCa { dir: string; caPath: string; ca: string; cert: string; key: string }
+
+/** Makes a throwaway CA and a server certificate for 127.0.0.1 and localhost. */
+export function makeTestCa(): TestCa {
+  const dir = mkdtempSync(join(tmpdir(), 'towline-ca-'))
+  const run = (args: string[]) => {
+    const r = Bun.spawnSync(['openssl', ...args], { cwd: dir, stderr: 'pipe' })
+    if (r.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr.toString()}`)
+  }
+  run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Towline Test CA'])
+  run(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1'])
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n')
+  run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf'])
+  return { dir, caPath: join(dir, 'ca.pem'), ca: readFileSync(join(dir, 'ca.pem'), 'utf8'), cert: readFileSync(join(dir, 'server.pem'), 'utf8'), key: readFileSync(join(dir, 'server.key'), 'utf8') }
+}
+
+export interface Received {
+  path: string
+  headers: Record<string, string>
+  raw: string
+  body: any
+  /** Signatures in the header that match one of the receiver's secrets. */
+  validSignatures: number
+  at: number
+}
+
+export type Behaviour = { status?: number; delayMs?: number; redirectTo?: string; drop?: boolean; headers?: Record<string, string> }
+
+/** Verifies an X-SVC-Signature header against secrets (constant time, as receivers should). */
+export function countValidSignatures(header: string, raw: string, secrets: string[]): number {
+  const parts = header.split(',')
+  const t = parts.find((p) => p.startsWith('t='))?.slice(2)
+  let valid = 0
+  for (const p of parts.filter((x) => x.startsWith('v1='))) {
+    const given = Buffer.from(p.slice(3), 'hex')
+    for (const s of secrets) {
+      const want = createHmac('sha256', s).update(`${t}.${raw}`).digest()
+      if (given.length === want.length && timingSafeEqual(given, want)) valid++
+    }
+  }
+  return valid
+}
+
+/** Starts the receiver. `behave(req)` decides each answer; default 200. */
+export function startReceiver(ca: TestCa, opts: { secrets?: () => string[]; behave?: (r: Received) => Behaviour } = {}) {
+  const received: Received[] = []
+  const waiters: { n: number; resolve: () => void }[] = []
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    tls: { cert: ca.cert, key: ca.key },
+    async fetch(req, srv) {
+      const raw = await req.text()
+      let body: any
+      try { body = JSON.parse(raw) } catch { body = null }
+      const headers = Object.fromEntries(req.headers)
+      const r: Received = { path: new URL(req.url).pathname, headers, raw, body, validSignatures: countValidSignatures(headers['x-svc-signature'] ?? '', raw, opts.secrets?.() ?? []), at: Date.now() }
+      received.push(r)
+      for (const w of waiters.filter((w) => received.length >= w.n)) w.resolve()
+      const b = opts.behave?.(r) ?? {}
+      if (b.delayMs) await Bun.sleep(b.delayMs)
+      if (b.drop) { srv.requestIP(req); throw new Error('dropped on purpose') }
+      if (b.redirectTo) return new Response(null, { status: 302, headers: { location: b.redirectTo } })
+      return new Response(JSON.stringify({ ok: (b.status ?? 200) < 300 }), { status: b.status ?? 200, headers: { 'content-type': 'application/json', ...(b.headers ?? {}) } })
+    },
+  })
+  return {
+    url: `https://127.0.0.1:${server.port}`,
+    received,
+    /** Resolves once `n` requests have arrived (rejects after `ms`). */
+    waitFor(n: number, ms = 10_000): Promise<void> {
+      if (received.length >= n) return Promise.resolve()
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`only ${received.length} of ${n} webhook requests arrived`)), ms)
+        waiters.push({ n, resolve: () => { clearTimeout(timer); resolve() } })
+      })
+    },
+    stop: () => server.stop(true),
+  }
+}
