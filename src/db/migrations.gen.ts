@@ -4,6 +4,7 @@ import m0 from '../../migrations/0000_init.sql' with { type: 'text' }
 import m1 from '../../migrations/0001_jobs.sql' with { type: 'text' }
 import m2 from '../../migrations/0002_jobs_created_index_covers_updated.sql' with { type: 'text' }
 import m3 from '../../migrations/0003_webhooks.sql' with { type: 'text' }
+import m4 from '../../migrations/0004_webhook_deliveries_by_endpoint_due.sql' with { type: 'text' }
 
 export { journal }
 
@@ -13,4 +14,5 @@ export const SQL_BY_TAG: Record<string, string> = {
   "0001_jobs": m1,
   "0002_jobs_created_index_covers_updated": m2,
   "0003_webhooks": m3,
+  "0004_webhook_deliveries_by_endpoint_due": m4,
 }

@@ -11,6 +11,11 @@ export function onDeliveriesQueued(wake: () => void): void {
   wakeScheduler = wake
 }
 
+/** Asks the scheduler for a pass (after a resume, say). */
+export function wakeDeliveries(): void {
+  wakeScheduler()
+}
+
 /** Tells whether an endpoint's subscription covers an event type. */
 export const subscribes = (events: string[], type: string) => events.includes('*') || events.includes(type)
 

@@ -6,6 +6,7 @@ import { newId } from '../platform/ids'
 import { isPrivateAddress, resolveHost } from '../platform/net'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { mintSecret } from './signature'
+import { wakeDeliveries } from './fan-out'
 import { findEndpointOrThrow, type EndpointRow } from './webhook.queries'
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -66,7 +67,7 @@ export async function updateEndpoint(
   findEndpointOrThrow(deps.db, accountId, id)
   const url = input.url !== undefined ? await checkTargetUrl(input.url, deps.allowPrivate) : undefined
   const events = input.events !== undefined ? checkEvents(input.events) : undefined
-  return inTransaction(deps.db, () => {
+  const result = inTransaction(deps.db, () => {
     const e = findEndpointOrThrow(deps.db, accountId, id)
     const now = deps.clock.now()
     const next: EndpointRow = { ...e, updatedAt: now }
@@ -90,6 +91,8 @@ export async function updateEndpoint(
       next.secret, next.previousSecret, next.previousSecretExpiresAt, now, id)
     return { endpoint: next, secret }
   })
+  if (input.status === 'active') wakeDeliveries() // held deliveries go out now
+  return result
 }
 
 /** Deletes an endpoint: it disappears from the API and its undelivered deliveries are cancelled. */

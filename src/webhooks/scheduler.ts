@@ -5,7 +5,7 @@ import { onDeliveriesQueued } from './fan-out'
 import { signingSecrets } from './manage-endpoints'
 import { recordAttempt } from './record-attempt'
 import { envelope, sendAttempt, type SendSettings } from './send-attempt'
-import { toEndpointRow } from './webhook.queries'
+import { toEndpointRow, type EndpointRow } from './webhook.queries'
 
 export interface SchedulerDeps {
   db: Db
@@ -23,9 +23,9 @@ type DueRow = Record<string, any>
 
 /**
  * Sends webhook deliveries in the background of `towline serve`. A single-flight timer loop
- * (woken at once when deliveries are written) picks due deliveries of active endpoints oldest
- * first, at most `perEndpoint` in flight per endpoint and `global` overall, so one slow or dead
- * endpoint never holds up the others. Everything it needs is in the database: after a crash,
+ * (woken at once when deliveries are written) picks each active endpoint's due deliveries
+ * oldest first, at most `perEndpoint` in flight per endpoint and `global` overall, so one slow
+ * or dead endpoint never holds up the others. Everything it needs is in the database: after a crash,
  * every unfinished delivery goes out again with the same id.
  */
 export class DeliveryScheduler {
@@ -34,20 +34,21 @@ export class DeliveryScheduler {
   private perEndpoint = new Map<string, number>()
   private stopped = false
   private abort = new AbortController()
-  private due
-  private nextDue
+  private wakePending = false
+  private turn = 0
+  private activeEndpoints
+  private dueFor
+  private nextDueFor
 
   constructor(private deps: SchedulerDeps) {
-    this.due = deps.db.$client.query<DueRow, [number, number]>(
-      `SELECT d.id AS d_id, d.endpoint_id, d.event_type, d.data, d.attempts, d.first_attempt_at, d.status AS d_status, d.created_at AS d_created_at,
-              d.account_id AS d_account_id, e.*
-         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-        WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND e.status = 'active' AND e.deleted_at IS NULL
-        ORDER BY d.rowid LIMIT ?`,
+    this.activeEndpoints = deps.db.$client.query<Record<string, any>, []>("SELECT * FROM webhook_endpoints WHERE status = 'active' AND deleted_at IS NULL")
+    this.dueFor = deps.db.$client.query<DueRow, [string, number, number]>(
+      `SELECT id AS d_id, endpoint_id, event_type, data, attempts, first_attempt_at, status AS d_status, created_at AS d_created_at, account_id AS d_account_id
+         FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+        ORDER BY next_attempt_at, rowid LIMIT ?`,
     )
-    this.nextDue = deps.db.$client.query<{ at: number | null }, []>(
-      `SELECT min(d.next_attempt_at) AS at FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-        WHERE d.status = 'pending' AND e.status = 'active' AND e.deleted_at IS NULL`,
+    this.nextDueFor = deps.db.$client.query<{ at: number | null }, [string]>(
+      "SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'",
     )
   }
 
@@ -57,13 +58,19 @@ export class DeliveryScheduler {
     this.wake()
   }
 
-  /** Runs a pass soon. */
+  /** Runs a pass soon (passes asked for in the same turn run once). */
   wake(): void {
-    if (this.stopped) return
+    if (this.stopped || this.wakePending) return
+    this.wakePending = true
     if (this.timer) clearTimeout(this.timer)
-    this.timer = setTimeout(() => this.tick(), 0)
+    this.timer = setTimeout(() => { this.wakePending = false; this.tick() }, 0)
   }
 
+  /**
+   * One pass: each active endpoint in turn gets its oldest due deliveries up to its own cap,
+   * so an endpoint with a long backlog never starves the others; then sleep until the next
+   * retry falls due (deliveries finishing or being written wake the loop sooner).
+   */
   private tick(): void {
     this.timer = null
     if (this.stopped) return
@@ -71,23 +78,25 @@ export class DeliveryScheduler {
     const per = this.deps.perEndpoint ?? 1
     try {
       const now = this.deps.clock.now()
-      for (const row of this.due.all(now, 500)) {
-        if (this.inflight.size >= cap) break
-        if (this.inflight.has(row.d_id) || (this.perEndpoint.get(row.endpoint_id) ?? 0) >= per) continue
-        this.launch(row)
+      let next: number | null = null
+      const endpoints = this.activeEndpoints.all()
+      // Start each pass at another endpoint, so under the global cap none is always served last.
+      this.turn = (this.turn + 1) % Math.max(1, endpoints.length)
+      for (const raw of [...endpoints.slice(this.turn), ...endpoints.slice(0, this.turn)]) {
+        const endpoint = toEndpointRow(raw)
+        const room = Math.min(per - (this.perEndpoint.get(endpoint.id) ?? 0), cap - this.inflight.size)
+        if (room > 0) for (const row of this.dueFor.all(endpoint.id, now, room)) if (!this.inflight.has(row.d_id)) this.launch(endpoint, row)
+        const { at } = this.nextDueFor.get(endpoint.id)!
+        if (at !== null && at > now && (next === null || at < next)) next = at
       }
-      // Sleep until the next retry falls due; deliveries finishing or being written wake us sooner.
-      const { at } = this.nextDue.get()!
-      if (at !== null && at > now) this.timer = setTimeout(() => this.tick(), Math.min(at - now, 60_000))
-      else if (at !== null && this.inflight.size === 0) this.timer = setTimeout(() => this.tick(), 50)
+      if (next !== null) this.timer = setTimeout(() => this.tick(), Math.min(next - now, 60_000))
     } catch (err) {
       this.deps.logger.error({ err }, 'webhook scheduler pass failed')
       this.timer = setTimeout(() => this.tick(), 1000)
     }
   }
 
-  private launch(row: DueRow): void {
-    const endpoint = toEndpointRow(row)
+  private launch(endpoint: EndpointRow, row: DueRow): void {
     const attempt = row.attempts + 1
     this.perEndpoint.set(endpoint.id, (this.perEndpoint.get(endpoint.id) ?? 0) + 1)
     const body = envelope({ id: row.d_id, type: row.event_type, accountId: row.d_account_id, attempt, createdAt: row.d_created_at, data: row.data })

@@ -40,7 +40,7 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   lastError: text('last_error'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
-}, (t) => [index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt), index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.status)])
+}, (t) => [index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt), index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.status, t.nextAttemptAt)])
 
 /** Every attempt to deliver, as sent and as answered. */
 export const webhookAttempts = sqliteTable('webhook_attempts', {

@@ -4,7 +4,7 @@
  * The retry schedule is shrunk to milliseconds through TOWLINE_WEBHOOK_RETRY_SCHEDULE.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
 import { makeTestCa, startReceiver, type Behaviour, type Received } from '../https-receiver'
 
 let folder: ReturnType<typeof freshFolder>
@@ -145,6 +145,17 @@ describe('deliveries', () => {
     expect(got.body.type).toBe('ping')
     expect(got.headers['x-svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/)
     expect(got.validSignatures).toBe(2)
+  })
+
+  test('a slow endpoint with a backlog does not delay the others', async () => {
+    await endpoint('/slowlane', ['job.created'])
+    behaviour.set('/slowlane', () => ({ delayMs: 250 }))
+    await endpoint('/fastlane', ['job.created'])
+    for (let i = 0; i < 8; i++) await newJob(`S-${i}`)
+    await until(() => at('/fastlane').length >= 8, 3000)
+    expect(at('/slowlane').length).toBeLessThan(8)
+    await until(() => at('/slowlane').length >= 8, 5000)
+    expect(at('/slowlane').map((r) => r.body.data.job.external_ref)).toEqual(Array.from({ length: 8 }, (_, i) => `S-${i}`))
   })
 
   test('a paused endpoint holds its deliveries; resuming sends them in order', async () => {
