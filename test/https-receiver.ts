@@ -88,3 +88,14 @@ export function startReceiver(ca: TestCa, opts: { secrets?: () => string[]; beha
     stop: () => server.stop(true),
   }
 }
+
+/** A TLS server that accepts the connection and hangs up as soon as the request arrives. */
+export function startHangUpServer(ca: TestCa) {
+  const listener = Bun.listen({
+    hostname: '127.0.0.1',
+    port: 0,
+    tls: { cert: ca.cert, key: ca.key },
+    socket: { data(socket) { socket.end() }, open() {}, close() {}, error() {} },
+  })
+  return { url: `https://127.0.0.1:${listener.port}`, stop: () => listener.stop(true) }
+}

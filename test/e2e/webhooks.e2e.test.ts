@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
-import { makeTestCa, startReceiver, type Behaviour, type Received } from '../https-receiver'
+import { makeTestCa, startHangUpServer, startReceiver, type Behaviour, type Received } from '../https-receiver'
 
 let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
@@ -131,6 +131,33 @@ describe('deliveries', () => {
     await Bun.sleep(200)
     const log = (await call('GET', `/webhooks/${e.id}/deliveries`)).body.data
     expect(log.map((a: any) => a.error)).toEqual([null, 'timeout'])
+  })
+
+  test('a connection closed without an answer is a connect failure, retried', async () => {
+    const hangUp = startHangUpServer(ca)
+    try {
+      const e = (await call('POST', '/webhooks', { url: `${hangUp.url}/hook`, events: ['job.created'] })).body
+      await newJob('WH-6')
+      let log: any[] = []
+      await until(() => { void call('GET', `/webhooks/${e.id}/deliveries`).then((r) => { log = r.body.data }); return log.length >= 2 })
+      expect(log.map((a: any) => [a.status, a.error, a.response_status])).toEqual([['failed', 'connect', null], ['failed', 'connect', null]])
+      await call('DELETE', `/webhooks/${e.id}`)
+    } finally {
+      hangUp.stop()
+    }
+  })
+
+  test('one delivery can be resent by hand: same id, next attempt number', async () => {
+    const e = await endpoint('/resend', ['job.created'])
+    await newJob('WH-7')
+    await until(() => at('/resend').length >= 1)
+    const first = at('/resend')[0]!
+    const again = await call('POST', `/webhooks/${e.id}/deliveries/${first.body.id}/retry`)
+    expect(again.body).toMatchObject({ delivery_id: first.body.id, delivered: true, response_status: 200 })
+    const second = at('/resend')[1]!
+    expect(second.body).toMatchObject({ id: first.body.id, attempt: 2, type: 'job.created' })
+    expect(second.body.data).toEqual(first.body.data)
+    expect((await call('POST', `/webhooks/${e.id}/deliveries/dlv_01ZZZZZZZZZZZZZZZZZZZZZZZZ/retry`)).status).toBe(404)
   })
 
   test('a rotated secret signs beside the new one; a ping answers what the endpoint said', async () => {
