@@ -11,6 +11,8 @@
  * BENCH_TOOL=wrk|autocannon (default wrk when installed: `apt-get install -y wrk`),
  * BENCH_LIST_CONNECTIONS (jobs section, connections for the list latency runs, default 1).
  * The jobs section caches its 1,000,000-job database under .tmp/ (about 1.2 GB; delete to rebuild).
+ * The webhooks section needs openssl (it makes its own CA and receiver certificate); it also reads
+ * BENCH_WEBHOOKS_ENDPOINTS (default 1,10,50) and BENCH_WEBHOOKS_PROFILE=<dir> (see scripts/bench/webhooks.ts).
  *
  * A section is a named { name, summary, run(ctx) } in scripts/bench/; add it to SECTIONS below.
  */
@@ -21,9 +23,10 @@ import { parseArgs } from 'node:util'
 import { Children, readSettings, runCommand, type BenchContext, type Row, type Section } from './bench/lib'
 import { frame } from './bench/frame'
 import { jobs } from './bench/jobs'
+import { webhooks } from './bench/webhooks'
 
-/** Every section, in the order they run. Later: webhooks. */
-const SECTIONS: Section[] = [frame, jobs]
+/** Every section, in the order they run. */
+const SECTIONS: Section[] = [frame, jobs, webhooks]
 
 const ROOT = resolve(import.meta.dir, '..')
 const BINARY = join(ROOT, 'dist', 'towline')

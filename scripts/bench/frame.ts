@@ -31,10 +31,15 @@ export async function createBenchKey(ctx: BenchContext, db: string): Promise<str
   return key
 }
 
-/** Starts `towline serve` on a free port and returns once /healthz answers 200, with the time that took. */
-export async function startTowline(ctx: BenchContext, db: string): Promise<{ server: RunningServer; startupMs: number }> {
+/**
+ * Starts `towline serve` on a free port and returns once /healthz answers 200, with the time that
+ * took. `opts.env` is added to towlineEnv() (e.g. TOWLINE_WEBHOOK_ALLOW_PRIVATE for the webhooks
+ * section); `opts.command` replaces the binary (e.g. `bun --cpu-prof-md src/main.ts` to profile).
+ */
+export async function startTowline(ctx: BenchContext, db: string, opts: { env?: Record<string, string>; command?: string[] } = {}): Promise<{ server: RunningServer; startupMs: number }> {
   const started = performance.now()
-  const server = await startServer(ctx.children, [ctx.binary, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', db], { cwd: ctx.root, env: towlineEnv() })
+  const command = opts.command ?? [ctx.binary]
+  const server = await startServer(ctx.children, [...command, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', db], { cwd: ctx.root, env: { ...towlineEnv(), ...opts.env } })
   await waitFor200(`${server.baseUrl}/healthz`)
   return { server, startupMs: performance.now() - started }
 }

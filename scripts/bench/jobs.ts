@@ -31,8 +31,8 @@ const SATURATED_CORES = 0.8
 const MINUTE = 60_000
 const DAY = 86_400_000
 
-/** The POST body: the brief's example, with an external_ref unique to each request. */
-const CREATE_BODY = JSON.stringify({
+/** The POST body: the brief's example, with an external_ref unique to each request (`{seq}`). */
+export const CREATE_BODY = JSON.stringify({
   external_ref: 'BENCH-{seq}', source: 'motor_club', payer_type: 'motor_club', service_type: 'flatbed', urgency: 'urgent',
   customer: { name: 'Ann Lee', phone: '+15552013344', sms_consent: true },
   vehicle: { year: '2019', make: 'Honda', model: 'Civic', drive_type: 'fwd' },

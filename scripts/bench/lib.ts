@@ -410,6 +410,32 @@ export function cpuSeconds(pid: number): number | null {
   }
 }
 
+/** Reads a process's user and system CPU time separately, in seconds, from /proc/<pid>/stat. */
+export function cpuTimes(pid: number): { user: number; system: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Reads how much a process has written from /proc/<pid>/io: `written` is every byte handed to
+ * write() and friends (wchar), `toDisk` what reached the block layer (write_bytes). Null when
+ * unreadable (not Linux, or not allowed).
+ */
+export function ioBytes(pid: number): { written: number; toDisk: number } | null {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8')
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(io)?.[1] ?? Number.NaN)
+    return { written: field('wchar'), toDisk: field('write_bytes') }
+  } catch {
+    return null
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
