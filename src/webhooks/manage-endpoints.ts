@@ -91,7 +91,7 @@ export async function updateEndpoint(
       next.secret, next.previousSecret, next.previousSecretExpiresAt, now, id)
     return { endpoint: next, secret }
   })
-  if (input.status === 'active') wakeDeliveries() // held deliveries go out now
+  wakeDeliveries() // a resume sends held deliveries now; other changes take effect from the next pass
   return result
 }
 
@@ -102,6 +102,7 @@ export function deleteEndpoint(deps: EndpointDeps, accountId: string, id: string
     const now = deps.clock.now()
     deps.db.$client.query('UPDATE webhook_endpoints SET deleted_at = ?, updated_at = ? WHERE id = ?').run(now, now, id)
     deps.db.$client.query("UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'").run(now, id)
+    queueMicrotask(wakeDeliveries)
     return { ...e, deletedAt: now }
   })
 }
