@@ -129,7 +129,7 @@ export async function newEvents(api: TestApi, key: string, jobId: string, before
 export function archive(api: TestApi, jobId: string, accountId = api.accountId) {
   const ctx: JobContext = {
     db: api.db, clock: api.clock, publicUrl: 'http://towline.test', scope: { accountId, siteIds: null },
-    actor: { kind: 'dispatcher' }, companyName: 'My towing company',
+    actor: { kind: 'dispatcher' }, companyName: 'My towing company', defaultCountry: 'US',
   }
   return archiveJob(ctx, jobId)
 }

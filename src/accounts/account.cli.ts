@@ -6,6 +6,7 @@ import { createKey, KeyInputError } from './create-key'
 import { revokeKey } from './revoke-key'
 import { listAccounts, listKeys, listSites } from './account.queries'
 import { SCOPES } from './scopes'
+import { PHONE_COUNTRIES } from '../platform/phone'
 import { iso } from '../platform/clock'
 
 const keysCreate: Command = {
@@ -80,13 +81,15 @@ const keysRevoke: Command = {
 const accountsCreate: Command = {
   name: 'accounts create',
   summary: 'Create another account (prints its id)',
-  usage: 'towline accounts create --name NAME [--site-name NAME] [--db FILE] [--json]\n\nPrints the new account id; then `towline keys create --account ID ...` makes a key for it.',
-  options: { ...DB_OPTIONS, name: { type: 'string' }, 'site-name': { type: 'string' } },
+  usage: `towline accounts create --name NAME [--site-name NAME] [--country CC] [--db FILE] [--json]\n\nPrints the new account id; then \`towline keys create --account ID ...\` makes a key for it.\n--country: where phone numbers without +country are from (default US; one of ${PHONE_COUNTRIES.join(', ')}).`,
+  options: { ...DB_OPTIONS, name: { type: 'string' }, 'site-name': { type: 'string' }, country: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db) => {
     if (!values.name?.trim()) throw new UsageError('--name is required')
     ensureDefaultAccount(db, systemClock)
-    const { account, site } = createAccount(db, systemClock, { name: values.name, siteName: values['site-name'] })
+    const country = String(values.country ?? 'US').toUpperCase()
+    if (!PHONE_COUNTRIES.includes(country)) throw new UsageError(`--country must be one of ${PHONE_COUNTRIES.join(', ')}`)
+    const { account, site } = createAccount(db, systemClock, { name: values.name, siteName: values['site-name'], defaultCountry: country })
     if (values.json) return printJson({ object: 'account', id: account.id, name: account.name, sites: [{ id: site.id, name: site.name }], created_at: iso(account.createdAt) })
     process.stdout.write(account.id + '\n')
     process.stderr.write(`Created account "${account.name}" with site "${site.name}" (${site.id}).\n`)

@@ -5,6 +5,8 @@ export const accounts = sqliteTable('accounts', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
   isDefault: integer('is_default', { mode: 'boolean' }).notNull().default(false),
+  /** Country phone numbers without a +country prefix are read in (ISO 3166 alpha-2). */
+  defaultCountry: text('default_country').notNull().default('US'),
   createdAt: integer('created_at').notNull(),
 })
 

@@ -9,6 +9,8 @@ export interface Principal {
   keyName: string
   accountId: string
   accountName: string
+  /** Country phone numbers without +country are read in. */
+  defaultCountry: string
   scopes: Scope[]
   /** Site ids the key is limited to, or null for every site of the account. */
   siteIds: string[] | null
@@ -24,7 +26,7 @@ function unauthorized(message: string, invalidToken: boolean): AppError {
   })
 }
 
-type KeyLookupRow = { id: string; name: string; account_id: string; account_name: string; scopes: string; site_ids: string | null; last_used_at: number | null }
+type KeyLookupRow = { id: string; name: string; account_id: string; account_name: string; default_country: string; scopes: string; site_ids: string | null; last_used_at: number | null }
 
 /** Bumped by every in-process change to keys, so cached principals are dropped at once. */
 let keysGeneration = 0
@@ -41,7 +43,7 @@ export function keysChanged(): void {
  */
 export function createAuthenticator(db: Db, nowMs: () => number) {
   const lookup = db.$client.prepare<KeyLookupRow, [string]>(
-    `SELECT k.id, k.name, k.account_id, a.name AS account_name, k.scopes, k.site_ids, k.last_used_at
+    `SELECT k.id, k.name, k.account_id, a.name AS account_name, a.default_country, k.scopes, k.site_ids, k.last_used_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.hash = ? AND k.revoked_at IS NULL`,
   )
@@ -79,7 +81,7 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
       const sites = sitesOf.all(row.account_id).filter((s) => !siteIds || siteIds.includes(s.id))
       hit = {
         principal: {
-          keyId: row.id, keyName: row.name, accountId: row.account_id, accountName: row.account_name,
+          keyId: row.id, keyName: row.name, accountId: row.account_id, accountName: row.account_name, defaultCountry: row.default_country,
           scopes: JSON.parse(row.scopes), siteIds, sites,
         },
         touchedAt: row.last_used_at ?? 0,

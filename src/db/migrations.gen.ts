@@ -5,6 +5,7 @@ import m1 from '../../migrations/0001_jobs.sql' with { type: 'text' }
 import m2 from '../../migrations/0002_jobs_created_index_covers_updated.sql' with { type: 'text' }
 import m3 from '../../migrations/0003_webhooks.sql' with { type: 'text' }
 import m4 from '../../migrations/0004_webhook_deliveries_by_endpoint_due.sql' with { type: 'text' }
+import m5 from '../../migrations/0005_texts_consent_templates_country.sql' with { type: 'text' }
 
 export { journal }
 
@@ -15,4 +16,5 @@ export const SQL_BY_TAG: Record<string, string> = {
   "0002_jobs_created_index_covers_updated": m2,
   "0003_webhooks": m3,
   "0004_webhook_deliveries_by_endpoint_due": m4,
+  "0005_texts_consent_templates_country": m5,
 }

@@ -82,7 +82,7 @@ export function loadDemo(db: Db, publicUrl: string, opts: { name?: string; nowMs
   })
   for (const [name, type, rates] of SERVICES) addService(db, clock, { accountId: account.id, name, serviceType: type, rates: rates.map(([kind, amount_cents]) => ({ kind: kind as any, amount_cents })) })
 
-  const ctx: JobContext = { db, clock, publicUrl, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'dispatcher', userId: 'demo' }, companyName: account.name }
+  const ctx: JobContext = { db, clock, publicUrl, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'dispatcher', userId: 'demo' }, companyName: account.name, defaultCountry: account.defaultCountry }
   const jobIds: string[] = []
   PLAN.forEach((target, i) => {
     const [customer, location, make, model, year, drive, service, payer] = CALLS[i % CALLS.length]!

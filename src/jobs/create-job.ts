@@ -19,9 +19,9 @@ export function parseTimeField(path: string, raw: string | null | undefined): nu
 }
 
 /** Normalises a phone field to E.164, or throws 422 naming it. */
-export function phoneField(path: string, raw: string | null | undefined): string | null {
+export function phoneField(path: string, raw: string | null | undefined, country: string): string | null {
   if (raw === undefined || raw === null || raw.trim() === '') return null
-  const e164 = normalizePhone(raw)
+  const e164 = normalizePhone(raw, country)
   if (!e164) throw validationFailed([{ path, message: 'is not a phone number we can text (use the +country form, e.g. +15552013344)' }])
   return e164
 }
@@ -34,7 +34,7 @@ const clean = (s: string | null | undefined) => (s === undefined || s === null |
  */
 export function createJob(ctx: JobContext, input: CreateJobBody, opts: { imported?: boolean; createdAt?: number } = {}): JobRow {
   const now = opts.createdAt ?? ctx.clock.now()
-  const phone = phoneField('customer.phone', input.customer.phone)
+  const phone = phoneField('customer.phone', input.customer.phone, ctx.defaultCountry)
   const etaAt = parseTimeField('eta_at', input.eta_at)
   const externalRef = clean(input.external_ref)
   const status = input.status ?? 'confirmed'

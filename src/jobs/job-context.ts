@@ -20,6 +20,8 @@ export interface JobContext {
   actor: Actor
   /** The account's name, used in texts. */
   companyName: string
+  /** Country phone numbers without +country are read in. */
+  defaultCountry: string
 }
 
 /** Loads a job the caller may change: 404 if unseen, 409 invalid_state if archived. */

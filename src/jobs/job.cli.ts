@@ -16,7 +16,7 @@ function operatorContext(db: Db, config: Config, jobId: string): JobContext {
   const row = db.select({ accountId: jobs.accountId }).from(jobs).where(eq(jobs.id, jobId)).get()
   if (!row) throw new UsageError(`no job ${jobId}`)
   const account = findAccountById(db, row.accountId)!
-  return { db, clock: systemClock, publicUrl: config.publicUrl, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'system', userId: 'cli' }, companyName: account.name }
+  return { db, clock: systemClock, publicUrl: config.publicUrl, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'system', userId: 'cli' }, companyName: account.name, defaultCountry: account.defaultCountry }
 }
 
 function jobCommand(name: 'archive' | 'restore', summary: string, run: typeof archiveJob): Command {

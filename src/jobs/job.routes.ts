@@ -25,6 +25,7 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
     scope: { accountId: p.accountId, siteIds: p.siteIds },
     actor: { kind: 'system', keyId: p.keyId },
     companyName: p.accountName,
+    defaultCountry: p.defaultCountry,
   })
   const respond = (set: { status?: number | string; headers: Record<string, string | number> }, r: { status: number; body: unknown; replayed: boolean }) => {
     set.status = r.status

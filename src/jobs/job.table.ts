@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { sqliteTable, text, integer, real, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { accounts, sites } from '../accounts/account.table'
 
@@ -45,6 +46,8 @@ export const jobs = sqliteTable('jobs', {
   uniqueIndex('jobs_tracking_token_uq').on(t.trackingToken),
   index('jobs_driver_token_idx').on(t.driverToken),
   index('jobs_unit_idx').on(t.unitId),
+  // Inbound texts are threaded onto the sender's most recent job.
+  index('jobs_customer_phone_idx').on(sql`json_extract(customer, '$.phone')`, t.createdAt),
 ])
 
 export interface JobCustomer { name: string; phone: string | null; sms_consent: boolean }

@@ -80,7 +80,7 @@ function updateFields(ctx: JobContext, job: JobRow, input: UpdateJobBody, checkE
       if (!name) throw validationFailed([{ path: 'customer.name', message: 'must not be blank' }])
       c.name = name
     }
-    if (input.customer.phone !== undefined) c.phone = phoneField('customer.phone', input.customer.phone)
+    if (input.customer.phone !== undefined) c.phone = phoneField('customer.phone', input.customer.phone, ctx.defaultCountry)
     if (input.customer.sms_consent !== undefined) c.sms_consent = input.customer.sms_consent
     if (JSON.stringify(c) !== JSON.stringify(job.customer)) { set.customer = c; updated.push('customer') }
   }

@@ -11,3 +11,13 @@ test.each([
 ])('normalises %s to %s', (input, e164) => expect(normalizePhone(input)).toBe(e164))
 
 test.each(['12345', 'call me', '+1 055 201 3344', '555-201-334', '+0123456789', ''])('refuses %p', (input) => expect(normalizePhone(input)).toBeNull())
+
+test.each([
+  ['020 7946 0958', 'GB', '+442079460958'],
+  ['07700 900123', 'GB', '+447700900123'],
+  ['0412 345 678', 'AU', '+61412345678'],
+  ['612 345 678', 'ES', '+34612345678'],
+  ['(555) 201-3344', 'CA', '+15552013344'],
+])('reads %s in %s as %s', (input, country, e164) => expect(normalizePhone(input, country)).toBe(e164))
+
+test('a number without + in an unknown country is refused', () => expect(normalizePhone('5552013344', 'XX')).toBeNull())

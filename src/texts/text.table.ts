@@ -20,7 +20,11 @@ export const texts = sqliteTable('texts', {
   providerMessageId: text('provider_message_id'),
   error: text('error'),
   attempts: integer('attempts').notNull().default(0),
+  /** The provider that took it (log, twilio). */
+  provider: text('provider'),
+  /** When the current send began (status sending), to find it at the provider after a crash. */
+  sendingAt: integer('sending_at'),
   nextAttemptAt: integer('next_attempt_at'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
-}, (t) => [index('texts_status_next_idx').on(t.status, t.nextAttemptAt), index('texts_job_idx').on(t.jobId, t.createdAt)])
+}, (t) => [index('texts_status_next_idx').on(t.status, t.nextAttemptAt), index('texts_job_idx').on(t.jobId, t.createdAt), index('texts_provider_id_idx').on(t.providerMessageId)])

@@ -12,12 +12,12 @@ export class UnitInputError extends Error {}
  * Adds a unit (truck and driver). It gets a device id that the driver enters in the Traccar
  * Client app (OsmAnd protocol) so their phone reports positions for this unit.
  */
-export function addUnit(db: Db, clock: Clock, input: { accountId: string; name: string; driverName?: string; driverPhone?: string; deviceId?: string; siteId?: string }): UnitRow {
+export function addUnit(db: Db, clock: Clock, input: { accountId: string; name: string; driverName?: string; driverPhone?: string; deviceId?: string; siteId?: string; country?: string }): UnitRow {
   const name = input.name.trim()
   if (!name) throw new UnitInputError('a unit needs a name')
   let phone: string | null = null
   if (input.driverPhone?.trim()) {
-    phone = normalizePhone(input.driverPhone)
+    phone = normalizePhone(input.driverPhone, input.country ?? 'US')
     if (!phone) throw new UnitInputError(`"${input.driverPhone}" is not a phone number we can text; use the +country form`)
   }
   const now = clock.now()

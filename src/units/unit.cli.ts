@@ -1,6 +1,7 @@
 import type { Command } from '../cli/cli'
 import { DB_OPTIONS, UsageError, printJson, table, withDb } from '../cli/cli'
 import { ensureDefaultAccount } from '../accounts/create-account'
+import { findAccountById } from '../accounts/account.queries'
 import { iso, systemClock } from '../platform/clock'
 import { addUnit, UnitInputError } from './add-unit'
 import { listUnits } from './unit.queries'
@@ -16,9 +17,11 @@ set its server URL to <public url>/osmand and its device identifier to the id pr
   positionals: 0,
   run: ({ values }) => withDb(values, (db, config) => {
     if (!values.name?.trim()) throw new UsageError('--name is required')
-    const accountId = values.account ?? ensureDefaultAccount(db, systemClock).account.id
+    const account = values.account ? findAccountById(db, values.account) : ensureDefaultAccount(db, systemClock).account
+    if (!account) throw new UsageError(`no account ${values.account}`)
+    const accountId = account.id
     try {
-      const unit = addUnit(db, systemClock, { accountId, name: values.name, driverName: values['driver-name'], driverPhone: values['driver-phone'], deviceId: values['device-id'] })
+      const unit = addUnit(db, systemClock, { accountId, country: account.defaultCountry, name: values.name, driverName: values['driver-name'], driverPhone: values['driver-phone'], deviceId: values['device-id'] })
       if (values.json) return printJson({ object: 'unit', id: unit.id, name: unit.name, driver: { name: unit.driverName, phone: unit.driverPhone }, device_id: unit.deviceId, osmand_url: `${config.publicUrl}/osmand` })
       process.stdout.write(unit.id + '\n')
       process.stderr.write(`Added unit "${unit.name}". In Traccar Client set the server URL to ${config.publicUrl}/osmand and the device identifier to ${unit.deviceId}.\n`)
