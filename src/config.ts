@@ -12,6 +12,10 @@ export interface Config {
   webhookAllowPrivate: boolean
   smsProvider: 'log' | 'twilio'
   twilio: { accountSid: string; authToken: string; from: string; apiBase: string }
+  /** How long after a job finished a customer's reply is still threaded onto it. */
+  smsReplyWindowMs: number
+  /** Waits between attempts at a text the provider could not take. */
+  smsRetryScheduleMs: number[]
   logLevel: string
   /** Body size limit of the API, in bytes. */
   maxBodyBytes: number
@@ -27,14 +31,14 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 
 /** Parses `1m,10m,1h` into milliseconds; each entry must be later than the one before. */
-export function parseSchedule(text: string): number[] {
+export function parseSchedule(text: string, name = 'TOWLINE_WEBHOOK_RETRY_SCHEDULE'): number[] {
   const out = text.split(',').map((part) => {
     const m = DURATION.exec(part.trim())
-    if (!m) throw new ConfigError(`TOWLINE_WEBHOOK_RETRY_SCHEDULE: "${part.trim()}" is not a duration like 500ms, 30s, 10m or 4h`)
+    if (!m) throw new ConfigError(`${name}: "${part.trim()}" is not a duration like 500ms, 30s, 10m or 4h`)
     return Math.round(Number(m[1]) * UNIT_MS[m[2]!]!)
   })
   for (let i = 1; i < out.length; i++) {
-    if (out[i]! <= out[i - 1]!) throw new ConfigError('TOWLINE_WEBHOOK_RETRY_SCHEDULE: each retry must fall later than the one before')
+    if (out[i]! <= out[i - 1]!) throw new ConfigError(`${name}: each retry must fall later than the one before`)
   }
   return out
 }
@@ -59,6 +63,10 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
   if (provider !== 'log' && provider !== 'twilio') throw new ConfigError(`TOWLINE_SMS_PROVIDER: "${provider}" is not log or twilio`)
   const publicUrl = (flag(flags, 'public-url') ?? env.TOWLINE_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, '')
   try { new URL(publicUrl) } catch { throw new ConfigError(`TOWLINE_PUBLIC_URL: "${publicUrl}" is not an absolute URL`) }
+  if (provider === 'twilio') {
+    const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'].filter((k) => !env[k])
+    if (missing.length) throw new ConfigError(`TOWLINE_SMS_PROVIDER=twilio needs ${missing.join(', ')}`)
+  }
   return {
     dbPath: flag(flags, 'db') ?? env.TOWLINE_DB ?? './towline.db',
     port,
@@ -76,6 +84,8 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
       from: env.TWILIO_FROM ?? '',
       apiBase: (env.TOWLINE_TWILIO_API_BASE ?? 'https://api.twilio.com').replace(/\/+$/, ''),
     },
+    smsRetryScheduleMs: parseSchedule(env.TOWLINE_SMS_RETRY_SCHEDULE ?? '30s,2m,10m,1h', 'TOWLINE_SMS_RETRY_SCHEDULE'),
+    smsReplyWindowMs: int('TOWLINE_SMS_REPLY_WINDOW_HOURS', env.TOWLINE_SMS_REPLY_WINDOW_HOURS, 72, 0) * 3_600_000,
     logLevel: env.LOG_LEVEL ?? 'info',
     maxBodyBytes: 256 * 1024,
   }

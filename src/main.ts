@@ -5,6 +5,7 @@ import { unitCommands } from './units/unit.cli'
 import { jobCommands } from './jobs/job.cli'
 import { backupCommand } from './db/backup.cli'
 import { demoCommand } from './demo/demo.cli'
+import { textCommands } from './texts/text.cli'
 import { ConfigError, configFrom, parseFor, UsageError, withDb, printJson, DB_OPTIONS, type Command } from './cli/cli'
 import { DatabaseTooNewError, embeddedMigrations } from './db/migrate'
 import { serve } from './server'
@@ -23,7 +24,7 @@ Settings (flags win over the environment):
   --public-url URL   TOWLINE_PUBLIC_URL   base of tracking and driver links
 Also: TOWLINE_RATE_LIMIT_READS, TOWLINE_RATE_LIMIT_WRITES, TOWLINE_WEBHOOK_RETRY_SCHEDULE,
 TOWLINE_WEBHOOK_TIMEOUT_MS, TOWLINE_WEBHOOK_ALLOW_PRIVATE, TOWLINE_SMS_PROVIDER, TWILIO_*,
-TOWLINE_TWILIO_API_BASE, LOG_LEVEL. Logs are JSON lines on stdout; pipe to pino-pretty to read.
+TOWLINE_TWILIO_API_BASE, TOWLINE_SMS_RETRY_SCHEDULE, TOWLINE_SMS_REPLY_WINDOW_HOURS, LOG_LEVEL. Logs are JSON lines on stdout; pipe to pino-pretty to read.
 SIGTERM or SIGINT drains requests, checkpoints the database and exits 0.`,
   options: { db: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'public-url': { type: 'string' } },
   positionals: 0,
@@ -56,7 +57,7 @@ const versionCmd: Command = {
   },
 }
 
-const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...unitCommands, ...jobCommands, demoCommand, backupCommand, versionCmd]
+const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...unitCommands, ...jobCommands, ...textCommands, demoCommand, backupCommand, versionCmd]
 
 function overview(): string {
   const w = Math.max(...COMMANDS.map((c) => c.name.length))

@@ -9,6 +9,9 @@ import { createLogger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
 import { VERSION } from './version'
 import { DeliveryScheduler } from './webhooks/scheduler'
+import { TextSender } from './texts/text-sender'
+import { logProvider, twilioProvider } from './texts/providers'
+import { onTextsQueued } from './texts/queue-text'
 
 /** How an operator runs a command of this very program (binary, bunx or source). */
 export function selfCommand(): string {
@@ -36,6 +39,12 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   const { fetch } = createHandler({ db, clock, config, logger, limiter, isDraining: () => draining, webhookSend })
   const scheduler = new DeliveryScheduler({ db, clock, logger, schedule: config.webhookRetryScheduleMs, send: webhookSend })
   scheduler.start()
+  const provider = config.smsProvider === 'twilio'
+    ? twilioProvider({ ...config.twilio, statusCallbackUrl: `${config.publicUrl}/sms/twilio/status` })
+    : logProvider(logger)
+  const texts = new TextSender({ db, clock, logger, provider, retryMs: config.smsRetryScheduleMs })
+  onTextsQueued(() => texts.wake())
+  void texts.start().catch((err) => logger.error({ err }, 'text sender failed to start'))
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -66,6 +75,7 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
     await Bun.sleep(50)
     // Deliveries in flight get a moment to finish; the rest stay pending and go out after restart.
     await scheduler.stop(3_000)
+    await texts.stop(3_000)
     try { closeDatabase(db) } catch (err) { logger.error({ err }, 'closing the database failed') }
     logger.info('shutdown complete')
     logger.flush()

@@ -3,8 +3,9 @@ import { AppError, validationFailed } from '../platform/errors'
 import { newId, randomBase62 } from '../platform/ids'
 import { normalizePhone } from '../platform/phone'
 import { queueText } from '../texts/queue-text'
+import { recordConsent } from '../texts/consent'
 import { fanOutJobEvents } from '../webhooks/fan-out'
-import { customerText, type JobContext } from './job-context'
+import { consentSource, customerText, type JobContext } from './job-context'
 import { appendJobEvents } from './job-events'
 import { findJobByExternalRef } from './job.queries'
 import type { CreateJobBody } from './job.model'
@@ -88,6 +89,7 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
     insertJob(tx, { ...row, eventSeq: 1 })
     const [created] = appendJobEvents(tx, row, 0, ctx.actor, [{ type: 'job.created', to: status, detail: { status, imported: row.imported, external_ref: externalRef } }], now)
     const job = { ...row, eventSeq: 1 }
+    if (phone && job.customer.sms_consent) recordConsent(tx, job.accountId, phone, consentSource(ctx), now)
     queueText(tx, customerText(ctx, job, 'request_received', created), now)
     fanOutJobEvents(tx, ctx.publicUrl, job, [created!], now)
     return job

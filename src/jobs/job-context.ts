@@ -83,6 +83,11 @@ export function commitJobChange(
   return { after, events: rows }
 }
 
+/** Where a customer's text consent came from, for the consent record. */
+export function consentSource(ctx: JobContext): string {
+  return ctx.actor.keyId ? `api:${ctx.actor.keyId}` : ctx.actor.userId ? `${ctx.actor.kind}:${ctx.actor.userId}` : ctx.actor.kind
+}
+
 /** Why a customer text must not go out, or null. */
 export function customerSkipReason(job: JobRow): string | null {
   if (job.imported) return 'imported'

@@ -1,7 +1,8 @@
 import { inTransaction } from '../db/client'
 import { AppError, validationFailed } from '../platform/errors'
 import { parseTimeField, phoneField } from './create-job'
-import { applyMove, commitJobChange, loadWritableJob, requireReason, statusText, type JobContext } from './job-context'
+import { applyMove, commitJobChange, consentSource, loadWritableJob, requireReason, statusText, type JobContext } from './job-context'
+import { recordConsent } from '../texts/consent'
 import type { NewJobEvent } from './job-events'
 import type { JobStatus } from './job-status'
 import type { UpdateJobBody } from './job.model'
@@ -121,6 +122,11 @@ function updateFields(ctx: JobContext, job: JobRow, input: UpdateJobBody, checkE
     const fresh = loadWritableJob(ctx, tx, job.id)
     if (fresh.eventSeq !== job.eventSeq) throw new AppError('job_stale', 'The job changed while this request was being handled; the field changes were not written. Re-read it and retry.', { expected_status: job.status, current_status: fresh.status })
     if (checkExpected && input.expected_status && fresh.status !== input.expected_status) throw stale(input.expected_status, fresh.status)
-    return commitJobChange(tx, ctx, fresh, set, events).after
+    const after = commitJobChange(tx, ctx, fresh, set, events).after
+    // A caller that sets (or keeps) consent on a new number records it for that number.
+    if (set.customer && after.customer.phone && after.customer.sms_consent && !(fresh.customer.sms_consent && fresh.customer.phone === after.customer.phone)) {
+      recordConsent(tx, after.accountId, after.customer.phone, consentSource(ctx), ctx.clock.now())
+    }
+    return after
   })
 }

@@ -58,6 +58,9 @@ export function httpPlugin(deps: {
 }) {
   return new Elysia({ name: 'towline.http' })
     .onParse({ as: 'global' }, ({ request, route }) => {
+      // Only the JSON API reads bodies here; device and provider callbacks (OsmAnd, Twilio)
+      // read their own form or JSON bodies from the untouched request.
+      if (!route.startsWith('/api/')) return {}
       deps.beforeBody?.(request, route)
       return readJsonObject(request, deps.maxBodyBytes)
     })

@@ -35,9 +35,8 @@ export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
     }
   }
   return new Elysia()
-    // OsmAnd devices send form or JSON bodies of their own; skip the API's JSON-object parser.
     .get('/osmand', ingest, { detail: { hide: true } })
-    .post('/osmand', ingest, { detail: { hide: true }, parse: 'none' })
+    .post('/osmand', ingest, { detail: { hide: true } })
     .use(new Elysia({ prefix: '/api/v1' }).use(auth)
       .get('/units', ({ principal, query }) => listUnitsPage(deps.db, principal.accountId, query), {
         scope: 'roster:read',

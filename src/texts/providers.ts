@@ -1,0 +1,78 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { Logger } from '../platform/log'
+
+/** A provider refused or failed a send; `retryable` says whether trying again may work. */
+export class ProviderError extends Error {
+  constructor(message: string, public retryable: boolean, public code: string | null = null) { super(message) }
+}
+
+export interface OutgoingText { textId: string; to: string; body: string }
+export interface SentText { id: string; status: string }
+
+/** Where texts go: `log` keeps them on this machine, `twilio` sends them. */
+export interface SmsProvider {
+  name: 'log' | 'twilio'
+  send(text: OutgoingText): Promise<SentText>
+  /** Finds a text the provider already took (after a crash mid-send), or null. */
+  findSent(text: OutgoingText, sinceMs: number): Promise<SentText | null>
+}
+
+/** The default provider: records texts in the log and the outbox; nothing leaves the machine. */
+export function logProvider(logger: Logger): SmsProvider {
+  return {
+    name: 'log',
+    async send(t) {
+      logger.info({ text_id: t.textId, to: t.to, body: t.body }, 'text (log provider: not sent)')
+      return { id: `log_${t.textId}`, status: 'sent' }
+    },
+    // Nothing left the machine, so a text caught mid-send is simply logged again.
+    async findSent() { return null },
+  }
+}
+
+export interface TwilioSettings { accountSid: string; authToken: string; from: string; apiBase: string; statusCallbackUrl: string }
+
+/** Twilio's Messages REST API: basic auth with the account SID and auth token, form-encoded bodies. */
+export function twilioProvider(cfg: TwilioSettings): SmsProvider {
+  const auth = 'Basic ' + Buffer.from(`${cfg.accountSid}:${cfg.authToken}`).toString('base64')
+  const messagesUrl = `${cfg.apiBase}/2010-04-01/Accounts/${encodeURIComponent(cfg.accountSid)}/Messages.json`
+  return {
+    name: 'twilio',
+    async send(t) {
+      let res: Response
+      try {
+        res = await fetch(messagesUrl, {
+          method: 'POST',
+          headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+          body: new URLSearchParams({ To: t.to, From: cfg.from, Body: t.body, StatusCallback: cfg.statusCallbackUrl }),
+          signal: AbortSignal.timeout(15_000),
+        })
+      } catch (err) {
+        throw new ProviderError(`Twilio unreachable: ${(err as Error).message}`, true)
+      }
+      const body = (await res.json().catch(() => ({}))) as Record<string, any>
+      if (res.ok && body.sid) return { id: String(body.sid), status: String(body.status ?? 'queued') }
+      // Twilio's error payload: { code, message, more_info, status }. 429 and 5xx are worth retrying.
+      const retryable = res.status === 429 || res.status >= 500
+      throw new ProviderError(`Twilio ${res.status}${body.code ? ` (${body.code})` : ''}: ${body.message ?? 'no message'}`, retryable, body.code ? String(body.code) : null)
+    },
+    async findSent(t, sinceMs) {
+      const day = new Date(sinceMs - 86_400_000).toISOString().slice(0, 10)
+      const url = `${messagesUrl}?${new URLSearchParams({ To: t.to, From: cfg.from, 'DateSent>': day, PageSize: '100' })}`
+      const res = await fetch(url, { headers: { authorization: auth, accept: 'application/json' }, signal: AbortSignal.timeout(15_000) })
+      if (!res.ok) throw new ProviderError(`Twilio list ${res.status}`, true)
+      const { messages = [] } = (await res.json()) as { messages?: Record<string, any>[] }
+      const match = messages.find((m) => m.body === t.body && Date.parse(m.date_created ?? '') >= sinceMs - 120_000)
+      return match ? { id: String(match.sid), status: String(match.status) } : null
+    },
+  }
+}
+
+/** Checks X-Twilio-Signature: base64 HMAC-SHA1 of the URL followed by each POST parameter name and value, sorted by name. */
+export function validTwilioSignature(authToken: string, url: string, params: Record<string, string>, signature: string | null): boolean {
+  if (!signature || !authToken) return false
+  const data = url + Object.keys(params).sort().map((k) => k + params[k]).join('')
+  const expected = createHmac('sha1', authToken).update(data).digest()
+  const given = Buffer.from(signature, 'base64')
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
