@@ -1,0 +1,158 @@
+/**
+ * Texts end to end: the compiled binary sending through a local stand-in speaking Twilio's
+ * Messages API (TOWLINE_TWILIO_API_BASE), consent, STOP/START/HELP, replies, delivery
+ * reports, retries, and a SIGKILL mid-send.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { sendInbound, startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN, type Answer } from '../twilio-standin'
+
+const answers = new Map<string, Answer>()
+const twilio = startTwilioStandin({ answer: (to) => answers.get(to) ?? 'ok' })
+let folder: ReturnType<typeof freshFolder>
+let server: RunningServer
+let key: string
+let unit: { id: string }
+
+function freePort(): number {
+  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = s.port
+  s.stop(true)
+  return port
+}
+
+function envFor(port: number) {
+  return {
+    TOWLINE_SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: TWILIO_SID, TWILIO_AUTH_TOKEN: TWILIO_TOKEN, TWILIO_FROM,
+    TOWLINE_TWILIO_API_BASE: twilio.apiBase, TOWLINE_SMS_RETRY_SCHEDULE: '100ms,200ms,300ms', TOWLINE_PUBLIC_URL: `http://127.0.0.1:${port}`,
+  }
+}
+const start = (f: ReturnType<typeof freshFolder>, port: number) => startServer(f.bin, { cwd: f.dir, env: envFor(port), args: ['--port', String(port)] })
+
+beforeAll(async () => {
+  folder = freshFolder()
+  const port = freePort()
+  server = await start(folder, port)
+  key = createKeyWithCli(folder.bin, folder.dir, 'all')
+  unit = JSON.parse(cli(folder.bin, ['units', 'add', '--name', 'Truck 3', '--driver-phone', '503-555-0103', '--json'], { cwd: folder.dir }).stdout)
+})
+afterAll(async () => {
+  await server?.stop()
+  twilio.stop()
+  folder?.cleanup()
+})
+
+async function call(method: string, path: string, body?: unknown) {
+  const res = await fetch(server.api + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  return { status: res.status, body: await res.json() as any }
+}
+const texts = (dir = folder.dir, job?: string) => JSON.parse(cli(folder.bin, ['texts', 'list', '--json', '--limit', '500', ...(job ? ['--job', job] : [])], { cwd: dir }).stdout).data as any[]
+async function until(cond: () => boolean, ms = 8000) {
+  const end = Date.now() + ms
+  while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await Bun.sleep(25) }
+}
+const to = (phone: string) => twilio.messages.filter((m) => m.to === phone)
+
+describe('texts through Twilio', () => {
+  test('creating a job texts the customer who consented, through the Messages API with basic auth', async () => {
+    const job = (await call('POST', '/jobs', { customer: { name: 'Ann', phone: '503-555-0142', sms_consent: true }, pickup: { location: 'I-5 N mile 12' } })).body
+    await until(() => to('+15035550142').length >= 1)
+    const m = to('+15035550142')[0]!
+    expect(m.from).toBe(TWILIO_FROM)
+    expect(m.body).toContain(job.tracking_url)
+    expect(m.body).toStartWith('My towing company:')
+    expect(m.statusCallback).toBe(`${server.url}/sms/twilio/status`)
+    await until(() => texts(folder.dir, job.id).some((t) => t.status === 'sent'))
+    expect(texts(folder.dir, job.id)[0]).toMatchObject({ template: 'request_received', status: 'sent', provider: 'twilio', provider_message_id: m.sid })
+    // The carrier reports delivery: the outbox row follows.
+    expect((await twilio.report(m.sid, 'delivered')).status).toBe(204)
+    expect(texts(folder.dir, job.id)[0]!.status).toBe('delivered')
+  })
+
+  test('no consent, no text: the row is skipped with the reason', async () => {
+    const job = (await call('POST', '/jobs', { customer: { name: 'Bo', phone: '503-555-0143' }, pickup: { location: 'x' } })).body
+    await Bun.sleep(300)
+    expect(to('+15035550143')).toHaveLength(0)
+    expect(texts(folder.dir, job.id)[0]).toMatchObject({ status: 'skipped', skip_reason: 'no_consent' })
+  })
+
+  test('assigning sends the driver the job link; status changes text the customer', async () => {
+    const job = (await call('POST', '/jobs', { customer: { name: 'Cy', phone: '503-555-0144', sms_consent: true }, pickup: { location: 'Costco lot' } })).body
+    await call('POST', `/jobs/${job.id}/assign`, { unit_id: unit.id })
+    await until(() => to('+15035550103').length >= 1 && to('+15035550144').length >= 2)
+    expect(to('+15035550103')[0]!.body).toMatch(/Open: http:\/\/127\.0\.0\.1:\d+\/d\/[0-9A-Za-z]+/)
+    expect(to('+15035550144').map((m) => m.body).join('\n')).toContain('assigned')
+  })
+
+  test('a provider error is retried; an invalid number fails without retrying', async () => {
+    answers.set('+15035550145', 'error500')
+    const a = (await call('POST', '/jobs', { customer: { name: 'Di', phone: '503-555-0145', sms_consent: true }, pickup: { location: 'x' } })).body
+    await until(() => twilio.creates.filter((c) => c.to === '+15035550145').length >= 2)
+    answers.set('+15035550145', 'ok')
+    await until(() => texts(folder.dir, a.id)[0]?.status === 'sent')
+    expect(texts(folder.dir, a.id)[0]!.attempts).toBeGreaterThanOrEqual(3)
+    answers.set('+15035550146', 'invalid')
+    const b = (await call('POST', '/jobs', { customer: { name: 'Ed', phone: '503-555-0146', sms_consent: true }, pickup: { location: 'x' } })).body
+    await until(() => texts(folder.dir, b.id)[0]?.status === 'failed')
+    await Bun.sleep(400)
+    expect(twilio.creates.filter((c) => c.to === '+15035550146')).toHaveLength(1)
+    expect(texts(folder.dir, b.id)[0]!.error).toContain('21211')
+  })
+})
+
+describe('inbound texts', () => {
+  test('an incorrectly signed request is refused and changes nothing', async () => {
+    const job = (await call('POST', '/jobs', { customer: { name: 'Fa', phone: '503-555-0147', sms_consent: true }, pickup: { location: 'x' } })).body
+    const res = await sendInbound(server.url, '+15035550147', 'STOP', 'bm90LWEtc2lnbmF0dXJl')
+    expect(res.status).toBe(403)
+    await call('PATCH', `/jobs/${job.id}`, { status: 'cancelled', cancel_reason: 'customer left' })
+    await until(() => to('+15035550147').length >= 2)
+  })
+
+  test('STOP revokes consent for that number; START restores it; HELP answers', async () => {
+    const job = (await call('POST', '/jobs', { customer: { name: 'Gi', phone: '503-555-0148', sms_consent: true }, pickup: { location: 'x' } })).body
+    await until(() => to('+15035550148').length >= 1)
+    expect((await sendInbound(server.url, '+15035550148', 'Stop')).status).toBe(200)
+    await call('POST', `/jobs/${job.id}/assign`, { unit_id: unit.id })
+    await Bun.sleep(300)
+    expect(to('+15035550148')).toHaveLength(1)
+    expect(texts(folder.dir, job.id).find((t) => t.template === 'status_dispatched')).toMatchObject({ status: 'skipped', skip_reason: 'opted_out' })
+    const help = await sendInbound(server.url, '+15035550148', 'HELP')
+    expect(help.headers.get('content-type')).toContain('xml')
+    expect(await help.text()).toMatch(/<Response><Message>My towing company: .*STOP.*<\/Message><\/Response>/)
+    await sendInbound(server.url, '+15035550148', 'START')
+    await call('PATCH', `/jobs/${job.id}`, { status: 'en_route' })
+    await until(() => to('+15035550148').length >= 2)
+  })
+
+  test('a reply lands on the customer\'s open job as job.customer_message', async () => {
+    const job = (await call('POST', '/jobs', { customer: { name: 'Hu', phone: '503-555-0149', sms_consent: true }, pickup: { location: 'x' } })).body
+    expect((await sendInbound(server.url, '+15035550149', 'I am at the blue gas station')).status).toBe(200)
+    const events = (await call('GET', `/jobs/${job.id}/events`)).body.data
+    expect(events.at(-1)).toMatchObject({ type: 'job.customer_message', actor: 'customer', detail: { text: 'I am at the blue gas station', from: '+15035550149' } })
+  })
+})
+
+test('a text caught mid-send by SIGKILL is found at the provider after restart, not sent twice', async () => {
+  const f = freshFolder()
+  const port = freePort()
+  let s = await start(f, port)
+  try {
+    const k = createKeyWithCli(f.bin, f.dir, 'all')
+    answers.set('+15035550150', 'hang')
+    await fetch(s.api + '/jobs', { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify({ customer: { name: 'Io', phone: '503-555-0150', sms_consent: true }, pickup: { location: 'x' } }) })
+    await until(() => to('+15035550150').length >= 1)
+    s.proc.kill('SIGKILL')
+    await s.proc.exited
+    expect(texts(f.dir)[0]).toMatchObject({ status: 'sending' })
+    answers.set('+15035550150', 'ok')
+    s = await start(f, port)
+    await until(() => texts(f.dir)[0]?.status === 'sent')
+    expect(texts(f.dir)[0]!.provider_message_id).toBe(to('+15035550150')[0]!.sid)
+    await Bun.sleep(300)
+    expect(to('+15035550150')).toHaveLength(1)
+  } finally {
+    await s.stop()
+    f.cleanup()
+  }
+}, 30_000)
