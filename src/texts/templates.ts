@@ -4,7 +4,7 @@
  * varies. `{name}` placeholders are filled by `renderTemplate`.
  */
 export const DEFAULT_TEMPLATES = {
-  request_received: '{company}: we got your request for help at {pickup}. Follow it here: {tracking_url}',
+  request_received: '{company}: we got your request for roadside help. Follow it here: {tracking_url}',
   status_pending: '{company}: we got your request and will confirm it shortly. {tracking_url}',
   status_confirmed: '{company}: your request is confirmed. We will text you when a truck is on the way. {tracking_url}',
   status_dispatched: '{company}: a truck has been assigned to you{eta}. Track it: {tracking_url}',
