@@ -5,7 +5,7 @@ import { normalizePhone } from '../platform/phone'
 import { findAccountById } from '../accounts/account.queries'
 import { commitJobChange, type JobContext } from '../jobs/job-context'
 import { isFinished } from '../jobs/job-status'
-import { toJobRow } from '../jobs/job.queries'
+import { findJobOrThrow, toJobRow } from '../jobs/job.queries'
 import { recordConsent, recordOptOut } from './consent'
 
 const STOP = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT', 'REVOKE']
@@ -55,8 +55,7 @@ export function handleInboundText(deps: InboundDeps, msg: { from: string; body: 
     actor: { kind: 'customer' }, companyName: account.name, defaultCountry: account.defaultCountry,
   }
   inTransaction(deps.db, () => {
-    const fresh = toJobRow(deps.db.$client.query<Record<string, any>, [string]>('SELECT * FROM jobs WHERE id = ?').get(job.id)!)
-    commitJobChange(deps.db, ctx, fresh, {}, [{ type: 'job.customer_message', detail: { text: msg.body, from: phone, message_sid: msg.sid } }])
+    commitJobChange(deps.db, ctx, findJobOrThrow(deps.db, ctx.scope, job.id), {}, [{ type: 'job.customer_message', detail: { text: msg.body, from: phone, message_sid: msg.sid } }])
   })
   return { reply: null, jobId: job.id }
 }

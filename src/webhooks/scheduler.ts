@@ -3,9 +3,8 @@ import { inTransaction } from '../db/client'
 import type { Clock } from '../platform/clock'
 import type { Logger } from '../platform/log'
 import { onDeliveriesQueued } from './fan-out'
-import { signingSecrets } from './manage-endpoints'
 import { recordAttempt } from './record-attempt'
-import { envelope, sendAttempt, type AttemptResult, type SendSettings } from './send-attempt'
+import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
 import { toEndpointRow, type EndpointRow } from './webhook.queries'
 
 export interface SchedulerDeps {
@@ -116,11 +115,9 @@ export class DeliveryScheduler {
   }
 
   private launch(endpoint: EndpointRow, row: DueRow): void {
-    const attempt = row.attempts + 1
     this.perEndpoint.set(endpoint.id, (this.perEndpoint.get(endpoint.id) ?? 0) + 1)
-    const body = envelope({ id: row.d_id, type: row.event_type, accountId: row.d_account_id, attempt, createdAt: row.d_created_at, data: row.data })
-    const work = sendAttempt({ url: endpoint.url, secrets: signingSecrets(endpoint, this.deps.clock.now()) }, body,
-      { deliveryId: row.d_id, eventType: row.event_type, attempt }, { ...this.deps.send, signal: this.abort.signal })
+    const delivery = { id: row.d_id, type: row.event_type, accountId: row.d_account_id, attempts: row.attempts, createdAt: row.d_created_at, data: row.data }
+    const work = attemptDelivery(endpoint, delivery, this.deps.clock.now(), { ...this.deps.send, signal: this.abort.signal })
       .then((result) => {
         // Shutting down: the delivery stays pending and goes out after restart.
         if (this.abort.signal.aborted) return this.release(endpoint.id, row.d_id)

@@ -1,6 +1,8 @@
 import { isPrivateAddress, resolveHost } from '../platform/net'
 import { API_VERSION, VERSION } from '../version'
 import { signatureHeader } from './signature'
+import { signingSecrets } from './manage-endpoints'
+import type { EndpointRow } from './webhook.queries'
 
 export type AttemptError = 'timeout' | 'connect' | 'dns' | 'tls' | 'http' | 'redirect' | 'blocked'
 
@@ -121,4 +123,15 @@ export async function sendAttempt(
     const c = classify(err)
     return done({ error: c.error, errorMessage: c.message })
   }
+}
+
+/** A delivery as stored: what an attempt needs to rebuild its envelope. */
+export interface StoredDelivery { id: string; type: string; accountId: string; attempts: number; createdAt: number; data: string }
+
+/** Makes the next attempt of a stored delivery to its endpoint: envelope, current secrets, attempt number. */
+export function attemptDelivery(endpoint: EndpointRow, d: StoredDelivery, nowMs: number, settings: SendSettings): Promise<AttemptResult> {
+  const attempt = d.attempts + 1
+  return sendAttempt({ url: endpoint.url, secrets: signingSecrets(endpoint, nowMs) },
+    envelope({ id: d.id, type: d.type, accountId: d.accountId, attempt, createdAt: d.createdAt, data: d.data }),
+    { deliveryId: d.id, eventType: d.type, attempt }, settings)
 }

@@ -2,9 +2,8 @@ import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { notFound } from '../platform/errors'
 import { newId } from '../platform/ids'
-import { signingSecrets } from './manage-endpoints'
 import { recordAttempt } from './record-attempt'
-import { envelope, sendAttempt, type AttemptResult, type SendSettings } from './send-attempt'
+import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
 import { findEndpointOrThrow } from './webhook.queries'
 
 export interface SendNowDeps { db: Db; clock: Clock; schedule: number[]; send: Omit<SendSettings, 'signal'> }
@@ -23,8 +22,7 @@ export async function pingEndpoint(deps: SendNowDeps, accountId: string, endpoin
   deps.db.$client.query(
     `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_type, data, status, attempts, created_at, updated_at) VALUES (?, ?, ?, 'ping', ?, 'sending', 0, ?, ?)`,
   ).run(id, accountId, e.id, data, now, now)
-  const result = await sendAttempt({ url: e.url, secrets: signingSecrets(e, deps.clock.now()) }, envelope({ id, type: 'ping', accountId, attempt: 1, createdAt: now, data }),
-    { deliveryId: id, eventType: 'ping', attempt: 1 }, deps.send)
+  const result = await attemptDelivery(e, { id, type: 'ping', accountId, attempts: 0, createdAt: now, data }, deps.clock.now(), deps.send)
   recordAttempt(deps.db, { id, endpointId: e.id, eventType: 'ping', attempts: 0, firstAttemptAt: null, status: 'sending' }, result,
     { nowMs: deps.clock.now(), schedule: deps.schedule, countsTowardPause: false, retries: false })
   return attemptView(result, id)
@@ -35,9 +33,7 @@ export async function resendDelivery(deps: SendNowDeps, accountId: string, endpo
   const e = findEndpointOrThrow(deps.db, accountId, endpointId)
   const d = deps.db.$client.query<Record<string, any>, [string, string]>('SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?').get(deliveryId, e.id)
   if (!d) throw notFound('delivery', deliveryId)
-  const attempt = d.attempts + 1
-  const result = await sendAttempt({ url: e.url, secrets: signingSecrets(e, deps.clock.now()) },
-    envelope({ id: d.id, type: d.event_type, accountId, attempt, createdAt: d.created_at, data: d.data }), { deliveryId: d.id, eventType: d.event_type, attempt }, deps.send)
+  const result = await attemptDelivery(e, { id: d.id, type: d.event_type, accountId, attempts: d.attempts, createdAt: d.created_at, data: d.data }, deps.clock.now(), deps.send)
   // A manual resend settles the delivery on success; on failure a pending delivery keeps its schedule.
   recordAttempt(deps.db, { id: d.id, endpointId: e.id, eventType: d.event_type, attempts: d.attempts, firstAttemptAt: d.first_attempt_at, status: d.status === 'sending' ? 'failed' : d.status }, result,
     { nowMs: deps.clock.now(), schedule: deps.schedule, countsTowardPause: false, retries: false })
