@@ -15,7 +15,7 @@ import { jobRoutes } from './jobs/job.routes'
 import { unitRoutes } from './units/unit.routes'
 import { serviceRoutes } from './services/service.routes'
 import { webhookRoutes } from './webhooks/webhook.routes'
-import { textRoutes } from './texts/text.routes'
+import { jobTextRoutes, textRoutes } from './texts/text.routes'
 import type { SendSettings } from './webhooks/send-attempt'
 import { VERSION } from './version'
 
@@ -61,6 +61,7 @@ export function createApp(deps: AppDeps) {
     .use(unitRoutes(auth, deps))
     .use(serviceRoutes(auth, deps))
     .use(webhookRoutes(auth, deps))
+    .use(jobTextRoutes(auth, deps))
     .use(textRoutes(deps))
   return app as Elysia
 }

@@ -28,7 +28,7 @@ function accountsOf(db: Db, phone: string): string[] {
  * open job (or one finished within the reply window) as job.customer_message.
  * Returns the reply to send back, if any.
  */
-export function handleInboundText(deps: InboundDeps, msg: { from: string; body: string; sid: string | null }): { reply: string | null; jobId: string | null } {
+export function handleInboundText(deps: InboundDeps, msg: { from: string; body: string; sid: string | null }): { reply: string | null; jobId: string | null; unmatched?: true } {
   const phone = normalizePhone(msg.from) ?? msg.from
   const keyword = msg.body.trim().toUpperCase().replace(/[^A-Z]/g, '')
   const now = deps.clock.now()
@@ -47,8 +47,13 @@ export function handleInboundText(deps: InboundDeps, msg: { from: string; body: 
     const company = recent[0] ? findAccountById(deps.db, recent[0].accountId)?.name : undefined
     return { reply: `${company ?? 'Towline'}: texts about your tow request. Reply STOP to stop, START to resume. Msg&data rates may apply.`, jobId: null }
   }
-  const job = recent.find((j) => !isFinished(j.status)) ?? recent.find((j) => j.updatedAt >= now - deps.replyWindowMs)
-  if (!job) return { reply: null, jobId: null }
+  // A finished job takes replies for the window counted from when it finished (its last status
+  // change), not from its last update: otherwise each reply would keep the window open forever.
+  const finishedAt = deps.db.$client.query<{ at: number | null }, [string]>(
+    "SELECT max(created_at) AS at FROM job_events WHERE job_id = ? AND type = 'job.status_changed'",
+  )
+  const job = recent.find((j) => !isFinished(j.status)) ?? recent.find((j) => (finishedAt.get(j.id)?.at ?? j.updatedAt) >= now - deps.replyWindowMs)
+  if (!job) return { reply: null, jobId: null, unmatched: true }
   const account = findAccountById(deps.db, job.accountId)!
   const ctx: JobContext = {
     db: deps.db, clock: deps.clock, publicUrl: deps.publicUrl, scope: { accountId: job.accountId, siteIds: null },

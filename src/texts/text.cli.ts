@@ -1,7 +1,8 @@
 import type { Command } from '../cli/cli'
 import { DB_OPTIONS, UsageError, printJson, table, withDb } from '../cli/cli'
 import { ensureDefaultAccount } from '../accounts/create-account'
-import { iso, systemClock } from '../platform/clock'
+import { systemClock } from '../platform/clock'
+import { listOutbox } from './list-texts'
 import { DEFAULT_TEMPLATES, type TemplateName } from './templates'
 import { templateFor } from './queue-text'
 
@@ -12,17 +13,8 @@ const textsList: Command = {
   options: { ...DB_OPTIONS, job: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db) => {
-    const where: string[] = []
-    const params: (string | number)[] = []
-    if (values.job) { where.push('job_id = ?'); params.push(values.job) }
-    if (values.status) { where.push('status = ?'); params.push(values.status) }
     const limit = Math.min(1000, Math.max(1, Number(values.limit ?? 50) || 50))
-    const rows = db.$client.query<Record<string, any>, any[]>(`SELECT * FROM texts ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, rowid DESC LIMIT ${limit}`).all(...params)
-      .map((t) => ({
-        object: 'text', id: t.id, job_id: t.job_id, recipient: t.recipient, to: t.to_phone, template: t.template, body: t.body, status: t.status,
-        skip_reason: t.skip_reason, provider: t.provider, provider_message_id: t.provider_message_id, error: t.error, attempts: t.attempts,
-        created_at: iso(t.created_at), updated_at: iso(t.updated_at),
-      }))
+    const rows = listOutbox(db, { jobId: values.job, status: values.status, limit })
     if (values.json) return printJson({ object: 'list', data: rows })
     process.stdout.write(rows.length ? table(rows.map((r) => ({ ...r, status: r.skip_reason ? `${r.status} (${r.skip_reason})` : r.status, body: r.body.slice(0, 60) })), ['created_at', 'job_id', 'recipient', 'to', 'template', 'status', 'body']) : 'No texts yet.\n')
   }),

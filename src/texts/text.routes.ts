@@ -1,5 +1,9 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../app'
+import type { AuthPlugin } from '../accounts/auth.plugin'
+import { JobIdParams, ListOf, PageQuery } from '../jobs/job.model'
+import { listJobTexts } from './list-texts'
+import { TextMessage } from './text.model'
 import { applyDeliveryReport, handleInboundText } from './inbound'
 import { validTwilioSignature } from './providers'
 
@@ -19,10 +23,12 @@ export function textRoutes(deps: AppDeps) {
     .post('/sms/twilio/inbound', async ({ request }) => {
       const p = await signed(request, '/sms/twilio/inbound')
       if (!p) return refused()
-      const { reply } = handleInboundText(
+      const { reply, unmatched } = handleInboundText(
         { db: deps.db, clock: deps.clock, publicUrl: deps.config.publicUrl, replyWindowMs: deps.config.smsReplyWindowMs },
         { from: p.From ?? '', body: p.Body ?? '', sid: p.MessageSid ?? p.SmsSid ?? null },
       )
+      // Nobody would see it otherwise: say so in the log, where the operator looks.
+      if (unmatched) deps.logger.warn({ from: p.From, message_sid: p.MessageSid ?? p.SmsSid, body: p.Body }, 'inbound text matched no open or recently finished job; not threaded')
       return xml(reply ? `<Message>${escapeXml(reply)}</Message>` : '')
     }, { detail: { hide: true } })
     .post('/sms/twilio/status', async ({ request }) => {
@@ -31,4 +37,21 @@ export function textRoutes(deps: AppDeps) {
       applyDeliveryReport(deps.db, deps.clock, { providerId: p.MessageSid ?? '', status: p.MessageStatus ?? p.SmsStatus ?? '', errorCode: p.ErrorCode ?? null })
       return new Response(null, { status: 204 })
     }, { detail: { hide: true } })
+}
+
+/** GET /jobs/{id}/texts: what was texted about a job (or recorded only, with the log provider), and what was skipped and why. */
+export function jobTextRoutes(auth: AuthPlugin, deps: AppDeps) {
+  return new Elysia({ prefix: '/api/v1' })
+    .use(auth)
+    .get('/jobs/:id/texts', ({ principal, params, query }) => listJobTexts(deps.db, { accountId: principal.accountId, siteIds: principal.siteIds }, params.id, query), {
+      scope: 'jobs:read',
+      params: JobIdParams,
+      query: PageQuery,
+      response: { 200: ListOf(TextMessage) },
+      detail: {
+        summary: "A job's texts",
+        description: "The customer and driver texts the job caused, oldest first, cursor-paged, each with the timeline event that caused it (event_id) and where it got to: queued, sending, sent, delivered, failed (with error) or skipped (with skip_reason). With the log provider nothing leaves the machine and the texts are read here. An addition to the spec: texts are not timeline events, so webhooks never carry them.",
+        tags: ['Jobs'],
+      },
+    })
 }

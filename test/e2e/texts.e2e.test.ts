@@ -47,9 +47,9 @@ async function call(method: string, path: string, body?: unknown) {
   return { status: res.status, body: await res.json() as any }
 }
 const texts = (dir = folder.dir, job?: string) => JSON.parse(cli(folder.bin, ['texts', 'list', '--json', '--limit', '500', ...(job ? ['--job', job] : [])], { cwd: dir }).stdout).data as any[]
-async function until(cond: () => boolean, ms = 8000) {
+async function until(cond: () => boolean | Promise<boolean>, ms = 8000) {
   const end = Date.now() + ms
-  while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await Bun.sleep(25) }
+  while (!(await cond())) { if (Date.now() > end) throw new Error('condition not met in time'); await Bun.sleep(25) }
 }
 const to = (phone: string) => twilio.messages.filter((m) => m.to === phone)
 
@@ -151,6 +151,30 @@ test('a text caught mid-send by SIGKILL is found at the provider after restart, 
     expect(texts(f.dir)[0]!.provider_message_id).toBe(to('+15035550150')[0]!.sid)
     await Bun.sleep(300)
     expect(to('+15035550150')).toHaveLength(1)
+  } finally {
+    await s.stop()
+    f.cleanup()
+  }
+}, 30_000)
+
+test('with the default log provider nothing leaves the machine: texts are recorded, read on the job and in the CLI', async () => {
+  const f = freshFolder()
+  const s = await startServer(f.bin, { cwd: f.dir })
+  try {
+    const k = createKeyWithCli(f.bin, f.dir, 'all')
+    const post = (path: string, body: unknown) => fetch(s.api + path, { method: 'POST', headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>)
+    const job = await post('/jobs', { customer: { name: 'Jo', phone: '503-555-0151', sms_consent: true }, pickup: { location: 'Exit 12' } })
+    const jobTexts = async () => (await (await fetch(`${s.api}/jobs/${job.id}/texts`, { headers: { authorization: `Bearer ${k}` } }).then((r) => r.json() as Promise<any>)).data) as any[]
+    let seen: any[] = []
+    await until(async () => (seen = await jobTexts())[0]?.status === 'sent')
+    const created = (await fetch(`${s.api}/jobs/${job.id}/events`, { headers: { authorization: `Bearer ${k}` } }).then((r) => r.json() as Promise<any>)).data[0]
+    expect(seen[0]).toMatchObject({ template: 'request_received', to: '+15035550151', status: 'sent', provider: 'log', event_id: created.id, attempts: 1 })
+    expect(seen[0].body).toContain(job.tracking_url)
+    expect(twilio.messages.filter((m) => m.to === '+15035550151')).toHaveLength(0)
+    expect(s.stdout() + s.stderr()).toContain('text (log provider: not sent)')
+    const listed = JSON.parse(cli(f.bin, ['texts', 'list', '--json', '--job', job.id], { cwd: f.dir }).stdout).data
+    expect(listed).toEqual(seen)
+    expect(cli(f.bin, ['texts', 'list', '--job', job.id], { cwd: f.dir }).stdout).toContain('request_received')
   } finally {
     await s.stop()
     f.cleanup()

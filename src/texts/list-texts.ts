@@ -1,0 +1,41 @@
+import type { Db } from '../db/client'
+import { iso } from '../platform/clock'
+import { decodeCursor, page, pageLimit } from '../platform/paging'
+import { findJobOrThrow, type JobScope } from '../jobs/job.queries'
+import type { TextMessage } from './text.model'
+
+/** A `texts` row as SQLite returns it. */
+export type RawText = Record<string, any>
+
+/** Renders an outbox row as the API and the CLI show it. */
+export function textView(r: RawText): TextMessage {
+  return {
+    object: 'text', id: r.id, job_id: r.job_id, event_id: r.event_id, recipient: r.recipient, to: r.to_phone,
+    template: r.template, body: r.body, status: r.status, skip_reason: r.skip_reason, provider: r.provider,
+    provider_message_id: r.provider_message_id, error: r.error, attempts: r.attempts,
+    created_at: iso(r.created_at)!, updated_at: iso(r.updated_at)!,
+  }
+}
+
+/** Lists a job's texts oldest first, beside its timeline; 404 outside the caller's account or sites. */
+export function listJobTexts(db: Db, scope: JobScope, jobId: string, query: { limit?: string; cursor?: string }) {
+  const job = findJobOrThrow(db, scope, jobId)
+  const limit = pageLimit(query.limit)
+  const [afterAt, afterId] = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string']) : [-1, '']
+  const rows = db.$client.query<RawText, [string, number, number, string, number]>(
+    `SELECT * FROM texts WHERE job_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?`,
+  ).all(job.id, afterAt, afterAt, afterId, limit + 1)
+  return page(rows, limit, textView, (r) => [r.created_at, r.id])
+}
+
+/** Lists the outbox newest first for the operator CLI, optionally for one job or status. */
+export function listOutbox(db: Db, filter: { jobId?: string; status?: string; limit: number }): TextMessage[] {
+  const where: string[] = []
+  const params: (string | number)[] = []
+  if (filter.jobId) { where.push('job_id = ?'); params.push(filter.jobId) }
+  if (filter.status) { where.push('status = ?'); params.push(filter.status) }
+  params.push(filter.limit)
+  return db.$client.query<RawText, (string | number)[]>(
+    `SELECT * FROM texts ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, id DESC LIMIT ?`,
+  ).all(...params).map(textView)
+}
