@@ -1,3 +1,4 @@
+import { iso } from '../platform/clock'
 import type { Db } from '../db/client'
 
 /** Records that a number agreed to texts (from a job's sms_consent, or START). A STOP is cleared only by START. */
@@ -23,7 +24,17 @@ export function isOptedOut(db: Db, accountId: string, phone: string): boolean {
   return !!row?.opted_out_at
 }
 
-/** The consent record of a number, for the CLI and tests. */
-export function consentOf(db: Db, accountId: string, phone: string) {
-  return db.$client.query<Record<string, unknown>, [string, string]>('SELECT * FROM sms_consents WHERE account_id = ? AND phone = ?').get(accountId, phone)
+/** A number's consent record as the CLI shows it. */
+export type ConsentView = { phone: string; texts: 'allowed' | 'opted_out'; consented_at: string | null; consent_source: string | null; opted_out_at: string | null; opt_out_source: string | null; updated_at: string }
+
+/** Lists an account's consent records, or one number's, most recently changed first. */
+export function listConsents(db: Db, accountId: string, phone?: string, limit = 100): ConsentView[] {
+  const rows = db.$client.query<Record<string, any>, (string | number)[]>(
+    `SELECT * FROM sms_consents WHERE account_id = ? ${phone ? 'AND phone = ?' : ''} ORDER BY updated_at DESC, phone LIMIT ?`,
+  ).all(...(phone ? [accountId, phone, limit] : [accountId, limit]))
+  return rows.map((r) => ({
+    phone: r.phone, texts: r.opted_out_at ? 'opted_out' : 'allowed',
+    consented_at: iso(r.consented_at), consent_source: r.consent_source, opted_out_at: iso(r.opted_out_at), opt_out_source: r.opt_out_source,
+    updated_at: iso(r.updated_at)!,
+  }))
 }

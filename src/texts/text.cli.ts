@@ -3,6 +3,9 @@ import { DB_OPTIONS, UsageError, printJson, table, withDb } from '../cli/cli'
 import { ensureDefaultAccount } from '../accounts/create-account'
 import { systemClock } from '../platform/clock'
 import { listOutbox } from './list-texts'
+import { listConsents, recordConsent, recordOptOut } from './consent'
+import { normalizePhone } from '../platform/phone'
+import { findAccountById } from '../accounts/account.queries'
 import { DEFAULT_TEMPLATES, type TemplateName } from './templates'
 import { templateFor } from './queue-text'
 
@@ -46,5 +49,36 @@ characters (GSM-7) so a text stays one segment; the link is the part whose lengt
   }),
 }
 
+const consentCmd: Command = {
+  name: 'texts consent',
+  summary: 'Show who may be texted; record a STOP or START a customer gave by other means',
+  usage: `towline texts consent [--phone NUMBER] [--stop NUMBER | --start NUMBER] [--account ID] [--db FILE] [--json]
+
+Each number's consent with where it came from (api:<key id>, sms:STOP, cli, ...) and when.
+--stop opts a number out of the account's texts (as if it had texted STOP); --start lets it
+be texted again (as START does). Numbers are read in the account's default country.`,
+  options: { ...DB_OPTIONS, phone: { type: 'string' }, stop: { type: 'string' }, start: { type: 'string' }, account: { type: 'string' } },
+  positionals: 0,
+  run: ({ values }) => withDb(values, (db) => {
+    const account = values.account ? findAccountById(db, values.account) : ensureDefaultAccount(db, systemClock).account
+    if (!account) throw new UsageError(`no account ${values.account}`)
+    const number = (raw: string | undefined) => {
+      if (raw === undefined) return undefined
+      const phone = normalizePhone(raw, account.defaultCountry)
+      if (!phone) throw new UsageError(`"${raw}" is not a phone number`)
+      return phone
+    }
+    const stop = number(values.stop)
+    const start = number(values.start)
+    if (stop && start) throw new UsageError('give --stop or --start, not both')
+    const now = systemClock.now()
+    if (stop) recordOptOut(db, account.id, stop, 'cli', now)
+    if (start) recordConsent(db, account.id, start, 'cli', now, true)
+    const rows = listConsents(db, account.id, number(values.phone) ?? stop ?? start)
+    if (values.json) return printJson({ object: 'list', data: rows })
+    process.stdout.write(rows.length ? table(rows, ['phone', 'texts', 'consent_source', 'consented_at', 'opt_out_source', 'opted_out_at']) : 'No consent records yet.\n')
+  }),
+}
+
 /** Operator commands for texts. */
-export const textCommands: Command[] = [textsList, templatesCmd]
+export const textCommands: Command[] = [textsList, templatesCmd, consentCmd]

@@ -120,9 +120,18 @@ describe('inbound texts', () => {
     const help = await sendInbound(server.url, '+15035550148', 'HELP')
     expect(help.headers.get('content-type')).toContain('xml')
     expect(await help.text()).toMatch(/<Response><Message>My towing company: .*STOP.*<\/Message><\/Response>/)
+    const consent = () => JSON.parse(cli(folder.bin, ['texts', 'consent', '--phone', '503-555-0148', '--json'], { cwd: folder.dir }).stdout).data
+    expect(consent()).toEqual([expect.objectContaining({ phone: '+15035550148', texts: 'opted_out', opt_out_source: 'sms:STOP', consent_source: expect.stringMatching(/^api:key_/) })])
     await sendInbound(server.url, '+15035550148', 'START')
+    expect(consent()).toEqual([expect.objectContaining({ texts: 'allowed', consent_source: 'sms:START', opted_out_at: null })])
     await call('PATCH', `/jobs/${job.id}`, { status: 'en_route' })
     await until(() => to('+15035550148').length >= 2)
+    // A customer who phones in to stop texts is opted out by the operator the same way.
+    cli(folder.bin, ['texts', 'consent', '--stop', '(503) 555-0148'], { cwd: folder.dir })
+    expect(consent()).toEqual([expect.objectContaining({ texts: 'opted_out', opt_out_source: 'cli' })])
+    await call('PATCH', `/jobs/${job.id}`, { status: 'on_scene' })
+    await until(() => texts(folder.dir, job.id).some((t) => t.template === 'status_on_scene' && t.skip_reason === 'opted_out'))
+    expect(to('+15035550148')).toHaveLength(2)
   })
 
   test('a reply lands on the customer\'s open job as job.customer_message', async () => {
