@@ -1,8 +1,11 @@
-import type { Db } from '../db/client'
+import { inTransaction, type Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import type { Logger } from '../platform/log'
-import { isOptedOut } from './consent'
+import { isOptedOut, recordOptOut } from './consent'
 import { ProviderError, type SmsProvider } from './providers'
+
+/** Twilio's "Attempt to send to unsubscribed recipient": the number texted STOP to Twilio. */
+const UNSUBSCRIBED = '21610'
 
 type TextRow = { id: string; account_id: string; recipient: string; to_phone: string; body: string; attempts: number; sending_at: number | null; created_at: number }
 
@@ -88,6 +91,17 @@ export class TextSender {
       this.q("UPDATE texts SET status = 'sent', provider_message_id = ?, error = NULL, next_attempt_at = NULL, updated_at = ? WHERE id = ?").run(sent.id, this.deps.clock.now(), t.id)
     } catch (err) {
       const e = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true)
+      if (e.code === UNSUBSCRIBED && t.recipient === 'customer') {
+        // The number texted STOP to Twilio directly (Twilio's own opt-out handling, e.g. before
+        // our inbound webhook was set up): keep the opt-out here too so later texts are skipped.
+        const later = this.deps.clock.now()
+        inTransaction(this.deps.db, () => {
+          recordOptOut(this.deps.db, t.account_id, t.to_phone, 'twilio:21610', later)
+          this.q("UPDATE texts SET status = 'skipped', skip_reason = 'opted_out', error = ?, next_attempt_at = NULL, updated_at = ? WHERE id = ?").run(e.message, later, t.id)
+        })
+        this.deps.logger.info({ text_id: t.id }, 'the number unsubscribed at the provider; recorded as opted out')
+        return
+      }
       // attempts counts this one: after the first failure wait retryMs[0], and so on; then give up.
       const wait = e.retryable ? this.deps.retryMs[t.attempts] : undefined
       const later = this.deps.clock.now()

@@ -98,6 +98,18 @@ describe('texts through Twilio', () => {
     expect(twilio.creates.filter((c) => c.to === '+15035550146')).toHaveLength(1)
     expect(texts(folder.dir, b.id)[0]!.error).toContain('21211')
   })
+
+  test('a number that unsubscribed at Twilio (21610) is recorded as opted out and not texted again', async () => {
+    answers.set('+15035550152', 'unsubscribed')
+    const job = (await call('POST', '/jobs', { customer: { name: 'Ko', phone: '503-555-0152', sms_consent: true }, pickup: { location: 'x' } })).body
+    await until(() => texts(folder.dir, job.id)[0]?.status === 'skipped')
+    expect(texts(folder.dir, job.id)[0]).toMatchObject({ skip_reason: 'opted_out', error: expect.stringContaining('21610') })
+    const consent = JSON.parse(cli(folder.bin, ['texts', 'consent', '--phone', '+15035550152', '--json'], { cwd: folder.dir }).stdout).data
+    expect(consent).toEqual([expect.objectContaining({ texts: 'opted_out', opt_out_source: 'twilio:21610' })])
+    await call('PATCH', `/jobs/${job.id}`, { status: 'cancelled', cancel_reason: 'customer left' })
+    expect(texts(folder.dir, job.id).find((t) => t.template === 'status_cancelled')).toMatchObject({ status: 'skipped', skip_reason: 'opted_out' })
+    expect(twilio.creates.filter((c) => c.to === '+15035550152')).toHaveLength(1)
+  })
 })
 
 describe('inbound texts', () => {
