@@ -66,6 +66,9 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
   if (provider === 'twilio') {
     const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'].filter((k) => !env[k])
     if (missing.length) throw new ConfigError(`TOWLINE_SMS_PROVIDER=twilio needs ${missing.join(', ')}`)
+    if (!/^\+[1-9]\d{6,14}$/.test(env.TWILIO_FROM!) && !/^MG[0-9a-f]{32}$/i.test(env.TWILIO_FROM!)) {
+      throw new ConfigError(`TWILIO_FROM: "${env.TWILIO_FROM}" is neither an E.164 number (+15035550100) nor a Messaging Service SID (MG...)`)
+    }
   }
   return {
     dbPath: flag(flags, 'db') ?? env.TOWLINE_DB ?? './towline.db',

@@ -10,7 +10,7 @@ export const TWILIO_SID = 'AC' + '0'.repeat(30) + '42'
 export const TWILIO_TOKEN = 'test_auth_token_' + randomBytes(8).toString('hex')
 export const TWILIO_FROM = '+15035550000'
 
-export interface StandinMessage { sid: string; to: string; from: string; body: string; status: string; date_created: string; statusCallback: string | null }
+export interface StandinMessage { sid: string; to: string; from: string; messagingServiceSid: string | null; body: string; status: string; date_created: string; statusCallback: string | null }
 export type Answer = 'ok' | 'error500' | 'invalid' | 'unsubscribed' | 'hang'
 
 /** Signs a POST as Twilio does: base64 HMAC-SHA1 of the URL and the sorted parameters. */
@@ -26,6 +26,10 @@ export function startTwilioStandin(opts: { answer?: (to: string, body: string) =
   const messages: StandinMessage[] = []
   const creates: { to: string; body: string; answer: Answer }[] = []
   const base = `/2010-04-01/Accounts/${TWILIO_SID}/Messages.json`
+  /** A message resource as Twilio renders it (snake_case). */
+  const resource = ({ statusCallback: _s, messagingServiceSid, ...m }: StandinMessage) => ({
+    ...m, account_sid: TWILIO_SID, messaging_service_sid: messagingServiceSid, direction: 'outbound-api', error_code: null, error_message: null, uri: `${base.replace('.json', '')}/${m.sid}.json`,
+  })
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
@@ -39,20 +43,22 @@ export function startTwilioStandin(opts: { answer?: (to: string, body: string) =
         const from = url.searchParams.get('From')
         const since = url.searchParams.get('DateSent>')
         const list = messages.filter((m) => (!to || m.to === to) && (!from || m.from === from) && (!since || Date.parse(m.date_created) >= Date.parse(since)))
-        return Response.json({ messages: list.map(({ statusCallback: _s, ...m }) => ({ ...m, account_sid: TWILIO_SID, direction: 'outbound-api', uri: `${base.replace('.json', '')}/${m.sid}.json` })), page: 0, page_size: 100, next_page_uri: null })
+        return Response.json({ messages: list.reverse().map(resource), page: 0, page_size: 100, next_page_uri: null })
       }
       const form = Object.fromEntries(new URLSearchParams(await req.text()))
-      if (!form.To || !form.Body || !form.From) return twilioError(400, 21604, "A 'To' phone number is required.")
+      if (!form.To || !form.Body) return twilioError(400, 21604, "A 'To' phone number is required.")
+      if (!form.From && !form.MessagingServiceSid) return twilioError(400, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.")
       const answer = opts.answer?.(form.To, form.Body) ?? 'ok'
       creates.push({ to: form.To, body: form.Body, answer })
       if (answer === 'error500') return twilioError(500, 20500, 'Internal Server Error')
       if (answer === 'invalid') return twilioError(400, 21211, `The 'To' number ${form.To} is not a valid phone number.`)
       if (answer === 'unsubscribed') return twilioError(400, 21610, 'Attempt to send to unsubscribed recipient')
-      const m: StandinMessage = { sid: 'SM' + randomBytes(16).toString('hex'), to: form.To, from: form.From, body: form.Body, status: 'queued', date_created: new Date().toUTCString(), statusCallback: form.StatusCallback ?? null }
+      // A Messaging Service picks the sending number from its pool: here, TWILIO_FROM.
+      const m: StandinMessage = { sid: 'SM' + randomBytes(16).toString('hex'), to: form.To, from: form.From ?? TWILIO_FROM, messagingServiceSid: form.MessagingServiceSid ?? null, body: form.Body, status: 'queued', date_created: new Date().toUTCString(), statusCallback: form.StatusCallback ?? null }
       messages.push(m)
       // Twilio took the message but the answer never comes back (the caller crashes meanwhile).
       if (answer === 'hang') await new Promise(() => {})
-      return Response.json({ ...m, account_sid: TWILIO_SID, direction: 'outbound-api', error_code: null, error_message: null }, { status: 201 })
+      return Response.json(resource(m), { status: 201 })
     },
   })
   return {

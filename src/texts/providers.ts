@@ -36,6 +36,9 @@ export interface TwilioSettings { accountSid: string; authToken: string; from: s
 export function twilioProvider(cfg: TwilioSettings): SmsProvider {
   const auth = 'Basic ' + Buffer.from(`${cfg.accountSid}:${cfg.authToken}`).toString('base64')
   const messagesUrl = `${cfg.apiBase}/2010-04-01/Accounts/${encodeURIComponent(cfg.accountSid)}/Messages.json`
+  // TWILIO_FROM is a number, or a Messaging Service (MG...) that picks the number itself.
+  const viaService = /^MG[0-9a-f]{32}$/i.test(cfg.from)
+  const sender: Record<string, string> = viaService ? { MessagingServiceSid: cfg.from } : { From: cfg.from }
   return {
     name: 'twilio',
     async send(t) {
@@ -44,7 +47,7 @@ export function twilioProvider(cfg: TwilioSettings): SmsProvider {
         res = await fetch(messagesUrl, {
           method: 'POST',
           headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-          body: new URLSearchParams({ To: t.to, From: cfg.from, Body: t.body, StatusCallback: cfg.statusCallbackUrl }),
+          body: new URLSearchParams({ To: t.to, ...sender, Body: t.body, StatusCallback: cfg.statusCallbackUrl }),
           signal: AbortSignal.timeout(15_000),
         })
       } catch (err) {
@@ -57,8 +60,9 @@ export function twilioProvider(cfg: TwilioSettings): SmsProvider {
       throw new ProviderError(`Twilio ${res.status}${body.code ? ` (${body.code})` : ''}: ${body.message ?? 'no message'}`, retryable, body.code ? String(body.code) : null)
     },
     async findSent(t, sinceMs) {
-      const day = new Date(sinceMs - 86_400_000).toISOString().slice(0, 10)
-      const url = `${messagesUrl}?${new URLSearchParams({ To: t.to, From: cfg.from, 'DateSent>': day, PageSize: '100' })}`
+      // Newest first, by recipient (and our number); matched on body and creation time here.
+      // No DateSent filter: a message Twilio accepted but has not sent yet has no DateSent.
+      const url = `${messagesUrl}?${new URLSearchParams({ To: t.to, ...(viaService ? {} : { From: cfg.from }), PageSize: '100' })}`
       const res = await fetch(url, { headers: { authorization: auth, accept: 'application/json' }, signal: AbortSignal.timeout(15_000) })
       if (!res.ok) throw new ProviderError(`Twilio list ${res.status}`, true)
       const { messages = [] } = (await res.json()) as { messages?: Record<string, any>[] }
