@@ -28,7 +28,7 @@ function accountsOf(db: Db, phone: string): string[] {
  * open job (or one finished within the reply window) as job.customer_message.
  * Returns the reply to send back, if any.
  */
-export function handleInboundText(deps: InboundDeps, msg: { from: string; body: string; sid: string | null }): { reply: string | null; jobId: string | null; unmatched?: true } {
+export function handleInboundText(deps: InboundDeps, msg: { from: string; body: string; sid: string | null; media?: string[] }): { reply: string | null; jobId: string | null; unmatched?: true } {
   const phone = normalizePhone(msg.from) ?? msg.from
   const keyword = msg.body.trim().toUpperCase().replace(/[^A-Z]/g, '')
   const now = deps.clock.now()
@@ -60,7 +60,7 @@ export function handleInboundText(deps: InboundDeps, msg: { from: string; body: 
     actor: { kind: 'customer' }, companyName: account.name, defaultCountry: account.defaultCountry,
   }
   inTransaction(deps.db, () => {
-    commitJobChange(deps.db, ctx, findJobOrThrow(deps.db, ctx.scope, job.id), {}, [{ type: 'job.customer_message', detail: { text: msg.body, from: phone, message_sid: msg.sid } }])
+    commitJobChange(deps.db, ctx, findJobOrThrow(deps.db, ctx.scope, job.id), {}, [{ type: 'job.customer_message', detail: { text: msg.body, from: phone, message_sid: msg.sid, ...(msg.media?.length ? { media_urls: msg.media } : {}) } }])
   })
   return { reply: null, jobId: job.id }
 }

@@ -10,6 +10,9 @@ import { validTwilioSignature } from './providers'
 const xml = (body: string) => new Response(`<?xml version="1.0" encoding="UTF-8"?><Response>${body}</Response>`, { headers: { 'content-type': 'text/xml; charset=utf-8' } })
 const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!)
 
+/** The photos (MMS) a customer sent: Twilio passes NumMedia and MediaUrl0..N. */
+const mediaUrls = (p: Record<string, string>) => Array.from({ length: Math.min(10, Number(p.NumMedia) || 0) }, (_, i) => p[`MediaUrl${i}`]).filter((u): u is string => !!u)
+
 /** Twilio's webhooks: inbound texts and delivery reports, each checked with X-Twilio-Signature. */
 export function textRoutes(deps: AppDeps) {
   const token = deps.config.twilio.authToken
@@ -25,7 +28,7 @@ export function textRoutes(deps: AppDeps) {
       if (!p) return refused()
       const { reply, unmatched } = handleInboundText(
         { db: deps.db, clock: deps.clock, publicUrl: deps.config.publicUrl, replyWindowMs: deps.config.smsReplyWindowMs },
-        { from: p.From ?? '', body: p.Body ?? '', sid: p.MessageSid ?? p.SmsSid ?? null },
+        { from: p.From ?? '', body: p.Body ?? '', sid: p.MessageSid ?? p.SmsSid ?? null, media: mediaUrls(p) },
       )
       // Nobody would see it otherwise: say so in the log, where the operator looks.
       if (unmatched) deps.logger.warn({ from: p.From, message_sid: p.MessageSid ?? p.SmsSid, body: p.Body }, 'inbound text matched no open or recently finished job; not threaded')

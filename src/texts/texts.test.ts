@@ -72,8 +72,9 @@ describe('GET /jobs/{id}/texts', () => {
 })
 
 /** Sends a correctly signed Twilio inbound text to the in-process app. */
-async function inbound(from: string, body: string) {
-  const params: Record<string, string> = { AccountSid: TWILIO_SID, MessageSid: `SM${crypto.randomUUID().replaceAll('-', '')}`, From: from, To: TWILIO_FROM, Body: body, NumMedia: '0' }
+async function inbound(from: string, body: string, media: string[] = []) {
+  const params: Record<string, string> = { AccountSid: TWILIO_SID, MessageSid: `SM${crypto.randomUUID().replaceAll('-', '')}`, From: from, To: TWILIO_FROM, Body: body, NumMedia: String(media.length) }
+  media.forEach((url, i) => { params[`MediaUrl${i}`] = url; params[`MediaContentType${i}`] = 'image/jpeg' })
   const res = await api.request('POST', '/sms/twilio/inbound', {
     body: new URLSearchParams(params).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature('http://towline.test/sms/twilio/inbound', params) },
@@ -100,5 +101,13 @@ describe('replies after the job finished', () => {
     await inbound('+15035550161', 'Stuck again, sorry')
     expect(await messages(open.id)).toEqual(['Stuck again, sorry'])
     expect(await messages(done.id)).toEqual([])
+  })
+
+  test('a photo the customer texts (MMS) is on the message with its URL', async () => {
+    const job = await makeJob(api, key, { customer: { name: 'Ed', phone: '503-555-0162', sms_consent: true } })
+    const photo = `https://api.twilio.com/2010-04-01/Accounts/${TWILIO_SID}/Messages/MM1/Media/ME1`
+    await inbound('+15035550162', 'This is where I am', [photo])
+    const events = (await call(api, key, 'GET', `/jobs/${job.id}/events`)).body.data as any[]
+    expect(events.at(-1)).toMatchObject({ type: 'job.customer_message', actor: 'customer', detail: { text: 'This is where I am', media_urls: [photo] } })
   })
 })
