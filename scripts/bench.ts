@@ -24,9 +24,10 @@ import { Children, readSettings, runCommand, type BenchContext, type Row, type S
 import { frame } from './bench/frame'
 import { jobs } from './bench/jobs'
 import { webhooks } from './bench/webhooks'
+import { texts } from './bench/texts'
 
 /** Every section, in the order they run. */
-const SECTIONS: Section[] = [frame, jobs, webhooks]
+const SECTIONS: Section[] = [frame, jobs, webhooks, texts]
 
 const ROOT = resolve(import.meta.dir, '..')
 const BINARY = join(ROOT, 'dist', 'towline')
