@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import type { Db } from '../db/client'
+import { inTransaction, type Db } from '../db/client'
 import { createAccount } from '../accounts/create-account'
 import { addUnit } from '../units/add-unit'
 import { units } from '../units/unit.table'
@@ -72,6 +72,11 @@ const ROAD: JobStatus[] = ['dispatched', 'en_route', 'on_scene', 'towing', 'at_d
  * consent, so no text would leave the machine even with Twilio configured.
  */
 export function loadDemo(db: Db, publicUrl: string, opts: { name?: string; nowMs?: number } = {}) {
+  // One transaction: a running server never sees half a demo, nor sends its texts.
+  return inTransaction(db, () => loadDemoRows(db, publicUrl, opts))
+}
+
+function loadDemoRows(db: Db, publicUrl: string, opts: { name?: string; nowMs?: number }) {
   const end = opts.nowMs ?? Date.now()
   const clock = new DemoClock(end - 10 * 3_600_000)
   const { account, site } = createAccount(db, clock, { name: opts.name ?? 'Rose City Towing (demo)', siteName: 'Northeast yard' })
@@ -113,5 +118,7 @@ export function loadDemo(db: Db, publicUrl: string, opts: { name?: string; nowMs
       addNote(ctx, job.id, { text: 'Send the same driver back with the jump pack.', customer_visible: false })
     }
   })
+  // The demo's numbers are made up: its texts are recorded (to be read on each job) but never sent.
+  db.$client.query("UPDATE texts SET status = 'skipped', skip_reason = 'demo', next_attempt_at = NULL WHERE account_id = ? AND status = 'queued'").run(account.id)
   return { account, site, units: fleet.length, services: SERVICES.length, jobs: jobIds.length }
 }

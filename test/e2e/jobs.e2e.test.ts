@@ -167,6 +167,11 @@ describe('operator commands', () => {
     const services = (await get('/services')).data
     expect(services.length).toBeGreaterThan(5)
     expect(services[0]).toMatchObject({ object: 'service', rates: expect.arrayContaining([expect.objectContaining({ kind: expect.any(String), amount_cents: expect.any(Number), unit: expect.any(String) })]) })
+    // Its numbers are made up: the texts are on the jobs, none was or will be sent.
+    const dispatched = jobs.find((j: any) => j.status === 'dispatched')
+    const texts = (await get(`/jobs/${dispatched.id}/texts`)).data
+    expect(texts.map((t: any) => t.template)).toContain('driver_job_link')
+    expect(new Set(texts.map((t: any) => `${t.status} ${t.skip_reason}`))).toEqual(new Set(['skipped demo', 'skipped no_consent']))
   })
 
   test('backup writes a consistent copy while the service runs', () => {
