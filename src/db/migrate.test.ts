@@ -34,4 +34,23 @@ describe('migrations', () => {
     db.$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', 99999999999999)")
     expect(() => migrateDatabase(db)).toThrow(DatabaseTooNewError)
   })
+
+  test('0006 moves each job event\'s webhook data to one payload row, keeping pings\' data on the delivery', () => {
+    const db = fresh()
+    migrateDatabase(db, { through: '0005_texts_consent_templates_country' })
+    const insert = db.$client.query(`INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, data, status, attempts, next_attempt_at, created_at, updated_at)
+      VALUES (?, 'acct_1', ?, ?, ?, ?, 'pending', 0, 5, ?, 5)`)
+    insert.run('dlv_1', 'whk_1', 'evt_1', 'job.created', '{"job":{"id":"job_1"},"event":{"type":"job.created"}}', 3)
+    insert.run('dlv_2', 'whk_2', 'evt_1', 'job.created', '{"job":{"id":"job_1"},"event":{"type":"job.created"}}', 4)
+    insert.run('dlv_3', 'whk_1', null, 'ping', '{"job":null,"event":{"type":"ping"}}', 6)
+    expect(migrateDatabase(db)).toEqual(['0006_webhook_event_payloads'])
+    expect(db.$client.query('SELECT * FROM webhook_event_payloads').all()).toEqual([
+      { event_id: 'evt_1', account_id: 'acct_1', data: '{"job":{"id":"job_1"},"event":{"type":"job.created"}}', created_at: 3 },
+    ])
+    expect(db.$client.query('SELECT id, data, status, next_attempt_at FROM webhook_deliveries ORDER BY id').all()).toEqual([
+      { id: 'dlv_1', data: null, status: 'pending', next_attempt_at: 5 },
+      { id: 'dlv_2', data: null, status: 'pending', next_attempt_at: 5 },
+      { id: 'dlv_3', data: '{"job":null,"event":{"type":"ping"}}', status: 'pending', next_attempt_at: 5 },
+    ])
+  })
 })

@@ -8,9 +8,9 @@ export class DatabaseTooNewError extends Error {}
 /**
  * Applies every embedded migration the database has not seen, in one transaction, with
  * drizzle's own migrator (same rows and hashes as `drizzle-kit migrate`). Safe to run twice.
- * Returns the tags it applied.
+ * Returns the tags it applied. `through` stops after that tag (tests of a migration's data moves).
  */
-export function migrateDatabase(db: Db): string[] {
+export function migrateDatabase(db: Db, opts: { through?: string } = {}): string[] {
   const client = db.$client
   const hasTable = client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
   const last = hasTable
@@ -20,8 +20,11 @@ export function migrateDatabase(db: Db): string[] {
   if (last && Number(last.at) > lastKnown) {
     throw new DatabaseTooNewError('This database was migrated by a newer version of towline; run that version (or restore a backup).')
   }
-  const pending = journal.entries.filter((e) => !last || e.when > Number(last.at)).map((e) => e.tag)
-  const migrations = journal.entries.map((e) => {
+  const stop = opts.through ? journal.entries.findIndex((e) => e.tag === opts.through) : journal.entries.length - 1
+  if (stop < 0) throw new Error(`no migration ${opts.through}`)
+  const entries = journal.entries.slice(0, stop + 1)
+  const pending = entries.filter((e) => !last || e.when > Number(last.at)).map((e) => e.tag)
+  const migrations = entries.map((e) => {
     const query = SQL_BY_TAG[e.tag]
     if (query === undefined) throw new Error(`migration ${e.tag} is not embedded; run bun run migrations:embed`)
     return {

@@ -6,6 +6,7 @@ import m2 from '../../migrations/0002_jobs_created_index_covers_updated.sql' wit
 import m3 from '../../migrations/0003_webhooks.sql' with { type: 'text' }
 import m4 from '../../migrations/0004_webhook_deliveries_by_endpoint_due.sql' with { type: 'text' }
 import m5 from '../../migrations/0005_texts_consent_templates_country.sql' with { type: 'text' }
+import m6 from '../../migrations/0006_webhook_event_payloads.sql' with { type: 'text' }
 
 export { journal }
 
@@ -17,4 +18,5 @@ export const SQL_BY_TAG: Record<string, string> = {
   "0003_webhooks": m3,
   "0004_webhook_deliveries_by_endpoint_due": m4,
   "0005_texts_consent_templates_country": m5,
+  "0006_webhook_event_payloads": m6,
 }

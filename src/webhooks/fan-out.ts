@@ -38,18 +38,19 @@ export function fanOutJobEvents(tx: Db, publicUrl: string, job: JobRow, events: 
   if (!endpoints.length) return
   const subscribed = endpoints.map((e) => ({ id: e.id, events: JSON.parse(e.events) as string[] }))
   const jobJson = JSON.stringify(presentJob(tx, publicUrl, job))
+  const insertPayload = tx.$client.query('INSERT INTO webhook_event_payloads (event_id, account_id, data, created_at) VALUES (?, ?, ?, ?)')
+  // data stays NULL: the event's payload is written once above, however many endpoints get it.
   const insert = tx.$client.query(
-    `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, data, status, attempts, next_attempt_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+    `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
   )
   let queued = 0
   for (const event of events) {
-    const data = `{"job":${jobJson},"event":${JSON.stringify(envelopeEvent(event))}}`
-    for (const e of subscribed) {
-      if (!subscribes(e.events, event.type)) continue
-      insert.run(newId('dlv', nowMs), job.accountId, e.id, event.id, event.type, data, nowMs, nowMs, nowMs)
-      queued++
-    }
+    const to = subscribed.filter((e) => subscribes(e.events, event.type))
+    if (!to.length) continue
+    insertPayload.run(event.id, job.accountId, `{"job":${jobJson},"event":${JSON.stringify(envelopeEvent(event))}}`, nowMs)
+    for (const e of to) insert.run(newId('dlv', nowMs), job.accountId, e.id, event.id, event.type, nowMs, nowMs, nowMs)
+    queued += to.length
   }
   // After the caller's (synchronous) transaction has committed.
   if (queued) queueMicrotask(() => wakeScheduler())

@@ -53,9 +53,11 @@ export class DeliveryScheduler {
   constructor(private deps: SchedulerDeps) {
     this.activeEndpoints = deps.db.$client.query<Record<string, any>, []>("SELECT * FROM webhook_endpoints WHERE status = 'active' AND deleted_at IS NULL")
     this.dueFor = deps.db.$client.query<DueRow, [string, number, number]>(
-      `SELECT id AS d_id, endpoint_id, event_type, data, attempts, first_attempt_at, status AS d_status, created_at AS d_created_at, account_id AS d_account_id
-         FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-        ORDER BY next_attempt_at, rowid LIMIT ?`,
+      `SELECT d.id AS d_id, d.endpoint_id, d.event_type, coalesce(d.data, p.data) AS data, d.attempts, d.first_attempt_at, d.status AS d_status,
+              d.created_at AS d_created_at, d.account_id AS d_account_id
+         FROM webhook_deliveries d LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id
+        WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
+        ORDER BY d.next_attempt_at, d.rowid LIMIT ?`,
     )
     // The first future retry of an active endpoint, walking the due index in order.
     this.nextDue = deps.db.$client.query<{ at: number }, [number]>(

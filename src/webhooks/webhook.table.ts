@@ -31,8 +31,11 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   endpointId: text('endpoint_id').notNull(),
   eventId: text('event_id'),
   eventType: text('event_type').notNull(),
-  /** The envelope's `data` ({ job, event }) as it was when the event happened. */
-  data: text('data').notNull(),
+  /**
+   * The envelope's `data` ({ job, event }) of a delivery that has no event (a ping). A job
+   * event's data is stored once, in webhook_event_payloads, however many endpoints get it.
+   */
+  data: text('data'),
   status: text('status').notNull(), // pending | succeeded | failed | cancelled
   attempts: integer('attempts').notNull().default(0),
   nextAttemptAt: integer('next_attempt_at'),
@@ -41,6 +44,14 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt), index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.status, t.nextAttemptAt)])
+
+/** The envelope's `data` ({ job, event }) of a job event, as it was when the event happened: written once per event. */
+export const webhookEventPayloads = sqliteTable('webhook_event_payloads', {
+  eventId: text('event_id').primaryKey(),
+  accountId: text('account_id').notNull(),
+  data: text('data').notNull(),
+  createdAt: integer('created_at').notNull(),
+})
 
 /** Every attempt to deliver, as sent and as answered. */
 export const webhookAttempts = sqliteTable('webhook_attempts', {
