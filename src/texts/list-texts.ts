@@ -17,15 +17,27 @@ export function textView(r: RawText): TextMessage {
   }
 }
 
+/** The driver's job link in a text: it lets whoever holds it act as the driver. */
+const DRIVER_LINK = /\bhttps?:\/\/\S+?\/d\/[A-Za-z0-9]+/g
+
+/**
+ * Shows a driver's text to an API key: the driver's job link is a capability (it moves the
+ * job as the driver), so it is never shown; the driver's number is roster data (roster:read).
+ */
+function forApiKey(view: TextMessage, canReadRoster: boolean): TextMessage {
+  if (view.recipient !== 'driver') return view
+  return { ...view, to: canReadRoster ? view.to : null, body: view.body.replace(DRIVER_LINK, '[driver link]') }
+}
+
 /** Lists a job's texts oldest first, beside its timeline; 404 outside the caller's account or sites. */
-export function listJobTexts(db: Db, scope: JobScope, jobId: string, query: { limit?: string; cursor?: string }) {
+export function listJobTexts(db: Db, scope: JobScope, jobId: string, query: { limit?: string; cursor?: string }, canReadRoster: boolean) {
   const job = findJobOrThrow(db, scope, jobId)
   const limit = pageLimit(query.limit)
   const [afterAt, afterId] = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string']) : [-1, '']
   const rows = db.$client.query<RawText, [string, number, number, string, number]>(
     `SELECT * FROM texts WHERE job_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?`,
   ).all(job.id, afterAt, afterAt, afterId, limit + 1)
-  return page(rows, limit, textView, (r) => [r.created_at, r.id])
+  return page(rows, limit, (r) => forApiKey(textView(r), canReadRoster), (r) => [r.created_at, r.id])
 }
 
 /** Lists the outbox newest first for the operator CLI, optionally for one job or status. */

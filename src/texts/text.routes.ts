@@ -46,14 +46,14 @@ export function textRoutes(deps: AppDeps) {
 export function jobTextRoutes(auth: AuthPlugin, deps: AppDeps) {
   return new Elysia({ prefix: '/api/v1' })
     .use(auth)
-    .get('/jobs/:id/texts', ({ principal, params, query }) => listJobTexts(deps.db, { accountId: principal.accountId, siteIds: principal.siteIds }, params.id, query), {
+    .get('/jobs/:id/texts', ({ principal, params, query }) => listJobTexts(deps.db, { accountId: principal.accountId, siteIds: principal.siteIds }, params.id, query, principal.scopes.includes('roster:read')), {
       scope: 'jobs:read',
       params: JobIdParams,
       query: PageQuery,
       response: { 200: ListOf(TextMessage) },
       detail: {
         summary: "A job's texts",
-        description: "The customer and driver texts the job caused, oldest first, cursor-paged, each with the timeline event that caused it (event_id) and where it got to: queued, sending, sent, delivered, failed (with error) or skipped (with skip_reason). With the log provider nothing leaves the machine and the texts are read here. An addition to the spec: texts are not timeline events, so webhooks never carry them.",
+        description: "The customer and driver texts the job caused, oldest first, cursor-paged, each with the timeline event that caused it (event_id) and where it got to: queued, sending, sent, delivered, failed (with error) or skipped (with skip_reason). With the log provider nothing leaves the machine and the texts are read here. A driver's text shows its job link as [driver link] (the link acts as the driver) and its number only to keys with roster:read. An addition to the spec: texts are not timeline events, so webhooks never carry them.",
         tags: ['Jobs'],
       },
     })

@@ -29,7 +29,7 @@ describe('GET /jobs/{id}/texts', () => {
     const texts = res.body.data as any[]
     expect(texts.map((t) => [t.recipient, t.template, t.to, t.status])).toEqual([
       ['customer', 'request_received', '+15035550142', 'queued'],
-      ['driver', 'driver_job_link', '+15035550199', 'queued'],
+      ['driver', 'driver_job_link', null, 'queued'],
       ['customer', 'status_dispatched', '+15035550142', 'queued'],
     ])
     expect(texts[0]).toMatchObject({ object: 'text', job_id: job.id, skip_reason: null, provider: null, provider_message_id: null, error: null, attempts: 0 })
@@ -37,6 +37,13 @@ describe('GET /jobs/{id}/texts', () => {
     expect(texts[0].body).toContain(job.tracking_url)
     expect(texts[0].event_id).toBe(events.find((e) => e.type === 'job.created').id)
     expect(texts[1].event_id).toBe(events.find((e) => e.type === 'job.assigned').id)
+    // The driver's link acts as the driver: never shown to a key; the number is roster data.
+    expect(texts[1].body).toContain('[driver link]')
+    expect(texts[1].body).not.toContain('/d/')
+    expect(texts[1].to).toBeNull()
+    const rosterKey = api.key(['jobs:read', 'roster:read'])
+    const seenByRoster = (await call(api, rosterKey, 'GET', `/jobs/${job.id}/texts`)).body.data
+    expect(seenByRoster[1]).toMatchObject({ to: '+15035550199', body: texts[1].body })
   })
 
   test('shows a text that was not sent with the reason', async () => {
