@@ -456,3 +456,15 @@ export function fmtLatency(ms: number, resolutionMs: number): string {
 export function fmt(n: number, decimals = 0): string {
   return n.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })
 }
+
+/** Wall-clock ms with sub-ms precision, comparable with the receiver's (another process). */
+export const wallMs = () => performance.timeOrigin + performance.now()
+
+/** Nearest-rank percentile of an ascending list (NaN when empty). */
+export function pct(sorted: number[], p: number): number {
+  if (!sorted.length) return Number.NaN
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+}
+
+/** A latency in ms with two decimals below 10 ms ('n/a' for NaN). */
+export const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${fmt(v, v < 10 ? 2 : 1)} ms`)

@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path'
 import type { BenchContext, Section } from './lib'
-import { fmt } from './lib'
+import { fmt, ms, pct, wallMs } from './lib'
 import { createBenchKey, startTowline } from './frame'
 import { startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN } from '../../test/twilio-standin'
 
@@ -19,9 +19,6 @@ const IDLE_JOBS = 200
 const IDLE_GAP_MS = 5
 const WRITE_RATE = 100
 
-const wallMs = () => performance.timeOrigin + performance.now()
-const pct = (sorted: number[], p: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]! : Number.NaN
-const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${fmt(v, v < 10 ? 2 : 1)} ms`)
 /** A distinct customer number per job, so each arrival names its job. */
 const phoneOf = (n: number) => `+1971555${String(n).padStart(4, '0')}`
 

@@ -27,7 +27,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { basename, join, resolve } from 'node:path'
 import type { BenchContext, RunningServer, Section } from './lib'
-import { cpuSeconds, cpuTimes, fmt, ioBytes, startServer } from './lib'
+import { cpuSeconds, cpuTimes, fmt, ioBytes, ms, pct, startServer, wallMs } from './lib'
 import { createBenchKey, startTowline } from './frame'
 import { CREATE_BODY } from './jobs'
 
@@ -66,16 +66,6 @@ function profileCommand(): string[] | undefined {
   return [process.execPath, '--cpu-prof-md', `--cpu-prof-dir=${resolve(dir)}`, 'src/main.ts']
 }
 
-/** Wall-clock ms with sub-ms precision, comparable with the receiver's (another process). */
-const wallMs = () => performance.timeOrigin + performance.now()
-
-/** Nearest-rank percentile of an ascending list (NaN when empty). */
-function pct(sorted: number[], p: number): number {
-  if (!sorted.length) return Number.NaN
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
-}
-
-const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${fmt(v, v < 10 ? 2 : 1)} ms`)
 
 // ---------------------------------------------------------------------------------------------
 // Certificate and receiver
