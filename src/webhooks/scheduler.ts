@@ -5,7 +5,7 @@ import type { Logger } from '../platform/log'
 import { onDeliveriesQueued } from './fan-out'
 import { recordAttempt } from './record-attempt'
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
-import { toEndpointRow, type EndpointRow } from './webhook.queries'
+import { DELIVERIES_WITH_DATA, DELIVERY_DATA, toEndpointRow, type EndpointRow } from './webhook.queries'
 
 export interface SchedulerDeps {
   db: Db
@@ -53,9 +53,9 @@ export class DeliveryScheduler {
   constructor(private deps: SchedulerDeps) {
     this.activeEndpoints = deps.db.$client.query<Record<string, any>, []>("SELECT * FROM webhook_endpoints WHERE status = 'active' AND deleted_at IS NULL")
     this.dueFor = deps.db.$client.query<DueRow, [string, number, number]>(
-      `SELECT d.id AS d_id, d.endpoint_id, d.event_type, coalesce(d.data, p.data) AS data, d.attempts, d.first_attempt_at, d.status AS d_status,
+      `SELECT d.id AS d_id, d.endpoint_id, d.event_type, ${DELIVERY_DATA}, d.attempts, d.first_attempt_at, d.status AS d_status,
               d.created_at AS d_created_at, d.account_id AS d_account_id
-         FROM webhook_deliveries d LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id
+         FROM ${DELIVERIES_WITH_DATA}
         WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
         ORDER BY d.next_attempt_at, d.rowid LIMIT ?`,
     )

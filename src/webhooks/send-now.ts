@@ -4,7 +4,7 @@ import { notFound } from '../platform/errors'
 import { newId } from '../platform/ids'
 import { recordAttempt } from './record-attempt'
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
-import { findEndpointOrThrow } from './webhook.queries'
+import { DELIVERIES_WITH_DATA, DELIVERY_DATA, findEndpointOrThrow } from './webhook.queries'
 
 export interface SendNowDeps { db: Db; clock: Clock; schedule: number[]; send: Omit<SendSettings, 'signal'> }
 
@@ -31,7 +31,7 @@ export async function pingEndpoint(deps: SendNowDeps, accountId: string, endpoin
 /** Sends one delivery again now, with the same id and the next attempt number (resend, as Stripe and Svix offer). */
 export async function resendDelivery(deps: SendNowDeps, accountId: string, endpointId: string, deliveryId: string) {
   const e = findEndpointOrThrow(deps.db, accountId, endpointId)
-  const d = deps.db.$client.query<Record<string, any>, [string, string]>('SELECT d.*, coalesce(d.data, p.data) AS data FROM webhook_deliveries d LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id WHERE d.id = ? AND d.endpoint_id = ?').get(deliveryId, e.id)
+  const d = deps.db.$client.query<Record<string, any>, [string, string]>(`SELECT d.*, ${DELIVERY_DATA} FROM ${DELIVERIES_WITH_DATA} WHERE d.id = ? AND d.endpoint_id = ?`).get(deliveryId, e.id)
   if (!d) throw notFound('delivery', deliveryId)
   const result = await attemptDelivery(e, { id: d.id, type: d.event_type, accountId, attempts: d.attempts, createdAt: d.created_at, data: d.data }, deps.clock.now(), deps.send)
   // A manual resend settles the delivery on success; on failure a pending delivery keeps its schedule.

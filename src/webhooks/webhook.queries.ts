@@ -4,6 +4,13 @@ import type { webhookEndpoints } from './webhook.table'
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect
 
+/**
+ * Deliveries (`d`) with the envelope data each one sends (`data`): a ping keeps its own, a job
+ * event's is stored once in webhook_event_payloads. Use as `SELECT ${DELIVERY_DATA} FROM ${DELIVERIES_WITH_DATA}`.
+ */
+export const DELIVERIES_WITH_DATA = 'webhook_deliveries d LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id'
+export const DELIVERY_DATA = 'coalesce(d.data, p.data) AS data'
+
 /** Maps a raw webhook_endpoints row. */
 export function toEndpointRow(r: Record<string, any>): EndpointRow {
   return {
