@@ -17,6 +17,7 @@ import { serviceRoutes } from './services/service.routes'
 import { webhookRoutes } from './webhooks/webhook.routes'
 import { jobTextRoutes, textRoutes } from './texts/text.routes'
 import type { SendSettings } from './webhooks/send-attempt'
+import type { JobLinks } from './jobs/job-links'
 import { VERSION } from './version'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -24,6 +25,8 @@ export interface AppDeps {
   db: Db
   clock: Clock
   config: Config
+  /** The public URL and key job links are made with. */
+  links: JobLinks
   logger: Logger
   limiter: RateLimiter
   /** True once shutdown has begun. */

@@ -2,6 +2,8 @@
 
 export interface Config {
   dbPath: string
+  /** The file holding the key job links are sealed with (default: the database path + .key). */
+  linkKeyFile: string
   port: number
   host: string
   publicUrl: string
@@ -16,6 +18,8 @@ export interface Config {
   smsReplyWindowMs: number
   /** Waits between attempts at a text the provider could not take. */
   smsRetryScheduleMs: number[]
+  /** How long webhook delivery history is kept beyond each endpoint's last 100 attempts. */
+  webhookHistoryMs: number
   logLevel: string
   /** Body size limit of the API, in bytes. */
   maxBodyBytes: number
@@ -70,8 +74,10 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
       throw new ConfigError(`TWILIO_FROM: "${env.TWILIO_FROM}" is neither an E.164 number (+15035550100) nor a Messaging Service SID (MG...)`)
     }
   }
+  const dbPath = flag(flags, 'db') ?? env.TOWLINE_DB ?? './towline.db'
   return {
-    dbPath: flag(flags, 'db') ?? env.TOWLINE_DB ?? './towline.db',
+    dbPath,
+    linkKeyFile: env.TOWLINE_LINK_KEY_FILE || `${dbPath}.key`,
     port,
     host: flag(flags, 'host') ?? env.TOWLINE_HOST ?? '0.0.0.0',
     publicUrl,
@@ -88,6 +94,7 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
       apiBase: (env.TOWLINE_TWILIO_API_BASE ?? 'https://api.twilio.com').replace(/\/+$/, ''),
     },
     smsRetryScheduleMs: parseSchedule(env.TOWLINE_SMS_RETRY_SCHEDULE ?? '30s,2m,10m,1h', 'TOWLINE_SMS_RETRY_SCHEDULE'),
+    webhookHistoryMs: int('TOWLINE_WEBHOOK_HISTORY_DAYS', env.TOWLINE_WEBHOOK_HISTORY_DAYS, 30) * 86_400_000,
     smsReplyWindowMs: int('TOWLINE_SMS_REPLY_WINDOW_HOURS', env.TOWLINE_SMS_REPLY_WINDOW_HOURS, 72, 0) * 3_600_000,
     logLevel: env.LOG_LEVEL ?? 'info',
     maxBodyBytes: 256 * 1024,

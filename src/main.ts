@@ -6,9 +6,11 @@ import { jobCommands } from './jobs/job.cli'
 import { backupCommand } from './db/backup.cli'
 import { demoCommand } from './demo/demo.cli'
 import { textCommands } from './texts/text.cli'
+import { serviceCommands } from './services/service.cli'
 import { ConfigError, configFrom, parseFor, UsageError, withDb, printJson, DB_OPTIONS, type Command } from './cli/cli'
 import { DatabaseTooNewError, embeddedMigrations } from './db/migrate'
 import { serve } from './server'
+import { SealKeyError } from './platform/sealed'
 import { VERSION, API_VERSION } from './version'
 
 const serveCmd: Command = {
@@ -57,7 +59,7 @@ const versionCmd: Command = {
   },
 }
 
-const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...unitCommands, ...jobCommands, ...textCommands, demoCommand, backupCommand, versionCmd]
+const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...unitCommands, ...serviceCommands, ...jobCommands, ...textCommands, demoCommand, backupCommand, versionCmd]
 
 function overview(): string {
   const w = Math.max(...COMMANDS.map((c) => c.name.length))
@@ -97,7 +99,7 @@ export async function main(argv: string[]): Promise<number> {
     return typeof code === 'number' ? code : 0
   } catch (err) {
     if (err instanceof UsageError) { process.stderr.write(`towline ${cmd.name}: ${err.message}\n\nUsage: ${cmd.usage}\n`); return 2 }
-    if (err instanceof ConfigError || err instanceof DatabaseTooNewError) { process.stderr.write(`towline ${cmd.name}: ${err.message}\n`); return 2 }
+    if (err instanceof ConfigError || err instanceof DatabaseTooNewError || err instanceof SealKeyError) { process.stderr.write(`towline ${cmd.name}: ${err.message}\n`); return 2 }
     process.stderr.write(`towline ${cmd.name}: ${(err as Error).message}\n`)
     return 1
   }

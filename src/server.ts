@@ -1,6 +1,7 @@
 import type { Config } from './config'
 import { openDatabase, closeDatabase } from './db/client'
 import { migrateDatabase } from './db/migrate'
+import { openLinkKey } from './db/link-key'
 import { ensureDefaultAccount } from './accounts/create-account'
 import { listKeys } from './accounts/account.queries'
 import { createHandler } from './app'
@@ -8,10 +9,7 @@ import { systemClock, type Clock } from './platform/clock'
 import { createLogger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
 import { VERSION } from './version'
-import { DeliveryScheduler } from './webhooks/scheduler'
-import { TextSender } from './texts/text-sender'
-import { logProvider, twilioProvider } from './texts/providers'
-import { onTextsQueued } from './texts/queue-text'
+import { startBackgroundWork } from './background'
 
 /** How an operator runs a command of this very program (binary, bunx or source). */
 export function selfCommand(): string {
@@ -28,7 +26,10 @@ export function selfCommand(): string {
 export async function serve(config: Config, clock: Clock = systemClock): Promise<void> {
   const logger = createLogger(config.logLevel)
   const db = openDatabase(config.dbPath)
-  const applied = migrateDatabase(db)
+  const { key, created: keyCreated } = openLinkKey(db, config.linkKeyFile)
+  if (keyCreated) logger.info({ file: config.linkKeyFile }, 'created the link key (keep it with the database: job links are sealed with it)')
+  const applied = migrateDatabase(db, { linkKey: () => key })
+  const links = { publicUrl: config.publicUrl, key }
   if (applied.length) logger.info({ applied }, 'migrations applied')
   const { account, created } = ensureDefaultAccount(db, clock)
   if (created) logger.info({ account_id: account.id }, 'created the default account and site')
@@ -36,15 +37,8 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   let draining = false
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
-  const { fetch } = createHandler({ db, clock, config, logger, limiter, isDraining: () => draining, webhookSend })
-  const scheduler = new DeliveryScheduler({ db, clock, logger, schedule: config.webhookRetryScheduleMs, send: webhookSend })
-  scheduler.start()
-  const provider = config.smsProvider === 'twilio'
-    ? twilioProvider({ ...config.twilio, statusCallbackUrl: `${config.publicUrl}/sms/twilio/status` })
-    : logProvider(logger)
-  const texts = new TextSender({ db, clock, logger, provider, retryMs: config.smsRetryScheduleMs })
-  onTextsQueued(() => texts.wake())
-  void texts.start().catch((err) => logger.error({ err }, 'text sender failed to start'))
+  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => draining, webhookSend })
+  const background = startBackgroundWork({ db, clock, config, logger, webhookSend })
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -74,8 +68,7 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
     await server.stop(true)
     await Bun.sleep(50)
     // Deliveries in flight get a moment to finish; the rest stay pending and go out after restart.
-    await scheduler.stop(3_000)
-    await texts.stop(3_000)
+    await background.stop(3_000)
     try { closeDatabase(db) } catch (err) { logger.error({ err }, 'closing the database failed') }
     logger.info('shutdown complete')
     logger.flush()

@@ -128,7 +128,7 @@ export async function newEvents(api: TestApi, key: string, jobId: string, before
 /** Archives a job the way the dashboard does (archiving is not in the API). */
 export function archive(api: TestApi, jobId: string, accountId = api.accountId) {
   const ctx: JobContext = {
-    db: api.db, clock: api.clock, publicUrl: 'http://towline.test', scope: { accountId, siteIds: null },
+    db: api.db, clock: api.clock, links: api.links, scope: { accountId, siteIds: null },
     actor: { kind: 'dispatcher' }, companyName: 'My towing company', defaultCountry: 'US',
   }
   return archiveJob(ctx, jobId)

@@ -10,6 +10,8 @@ import { createHandler } from '../src/app'
 import { readConfig } from '../src/config'
 import { openDatabase, closeDatabase, type Db } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
+import { openLinkKey } from '../src/db/link-key'
+import type { JobLinks } from '../src/jobs/job-links'
 import { createAccount, ensureDefaultAccount } from '../src/accounts/create-account'
 import { createKey } from '../src/accounts/create-key'
 import { SCOPES, type Scope } from '../src/accounts/scopes'
@@ -28,6 +30,8 @@ export interface TestApi {
   dir: string
   clock: TestClock
   accountId: string
+  /** The public URL and key job links are made with. */
+  links: JobLinks
   /** Sends a request through the app; `key` is the bearer key, `body` is JSON-encoded unless a string. */
   request(method: string, path: string, opts?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Response>
   /** Creates a key on the default account (or `accountId`) with the given scopes. */
@@ -43,13 +47,15 @@ export function startTestApi(env: Record<string, string> = {}): TestApi {
   const clock = new TestClock()
   const config = readConfig({ TOWLINE_DB: join(dir, 'towline.db'), TOWLINE_PUBLIC_URL: 'http://towline.test', ...env })
   const db = openDatabase(config.dbPath)
-  migrateDatabase(db)
+  const { key } = openLinkKey(db, config.linkKeyFile)
+  migrateDatabase(db, { linkKey: () => key })
+  const links = { publicUrl: config.publicUrl, key }
   const { account } = ensureDefaultAccount(db, clock)
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const logger = createLogger('silent')
-  const { fetch } = createHandler({ db, clock, config, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate } })
+  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate } })
   return {
-    db, dir, clock, accountId: account.id,
+    db, dir, clock, accountId: account.id, links,
     request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) }
       if (opts.key) headers.authorization = `Bearer ${opts.key}`

@@ -4,10 +4,24 @@ import { systemClock } from '../platform/clock'
 import { createAccount, ensureDefaultAccount } from './create-account'
 import { createKey, KeyInputError } from './create-key'
 import { revokeKey } from './revoke-key'
-import { listAccounts, listKeys, listSites } from './account.queries'
+import { findAccountById, listAccounts, listKeys, listSites } from './account.queries'
 import { SCOPES } from './scopes'
-import { PHONE_COUNTRIES } from '../platform/phone'
+import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
 import { iso } from '../platform/clock'
+import { addSite, SiteInputError } from './add-site'
+import { AccountInputError, updateAccount } from './update-account'
+import type { AccountRow } from './account.queries'
+import type { Db } from '../db/client'
+
+/** The account an operator command names with --account (or a positional id), else the default one. */
+function accountFor(db: Db, id: string | undefined): AccountRow {
+  if (id) {
+    const found = findAccountById(db, id)
+    if (!found) throw new UsageError(`no account ${id}; towline accounts list shows them`)
+    return found
+  }
+  return ensureDefaultAccount(db, systemClock).account
+}
 
 const keysCreate: Command = {
   name: 'keys create',
@@ -81,15 +95,17 @@ const keysRevoke: Command = {
 const accountsCreate: Command = {
   name: 'accounts create',
   summary: 'Create another account (prints its id)',
-  usage: `towline accounts create --name NAME [--site-name NAME] [--country CC] [--db FILE] [--json]\n\nPrints the new account id; then \`towline keys create --account ID ...\` makes a key for it.\n--country: where phone numbers without +country are from (default US; one of ${PHONE_COUNTRIES.join(', ')}).`,
-  options: { ...DB_OPTIONS, name: { type: 'string' }, 'site-name': { type: 'string' }, country: { type: 'string' } },
+  usage: `towline accounts create --name NAME [--site-name NAME] [--country CC] [--phone PHONE] [--db FILE] [--json]\n\nPrints the new account id; then \`towline keys create --account ID ...\` makes a key for it.\n--country: where phone numbers without +country are from (default US; one of ${PHONE_COUNTRIES.join(', ')}).\n--phone: the company phone customers see.`,
+  options: { ...DB_OPTIONS, name: { type: 'string' }, 'site-name': { type: 'string' }, country: { type: 'string' }, phone: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db) => {
     if (!values.name?.trim()) throw new UsageError('--name is required')
     ensureDefaultAccount(db, systemClock)
     const country = String(values.country ?? 'US').toUpperCase()
     if (!PHONE_COUNTRIES.includes(country)) throw new UsageError(`--country must be one of ${PHONE_COUNTRIES.join(', ')}`)
-    const { account, site } = createAccount(db, systemClock, { name: values.name, siteName: values['site-name'], defaultCountry: country })
+    const phone = values.phone?.trim() ? normalizePhone(values.phone, country) : null
+    if (values.phone?.trim() && !phone) throw new UsageError(`--phone: "${values.phone}" is not a phone number; use the +country form`)
+    const { account, site } = createAccount(db, systemClock, { name: values.name, siteName: values['site-name'], defaultCountry: country, phone })
     if (values.json) return printJson({ object: 'account', id: account.id, name: account.name, sites: [{ id: site.id, name: site.name }], created_at: iso(account.createdAt) })
     process.stdout.write(account.id + '\n')
     process.stderr.write(`Created account "${account.name}" with site "${site.name}" (${site.id}).\n`)
@@ -103,11 +119,92 @@ const accountsList: Command = {
   options: DB_OPTIONS,
   positionals: 0,
   run: ({ values }) => withDb(values, (db) => {
-    const rows = listAccounts(db).map((a) => ({ id: a.id, name: a.name, default: a.isDefault, sites: listSites(db, a.id).map((s) => ({ id: s.id, name: s.name })), created_at: iso(a.createdAt) }))
-    if (values.json) return printJson({ object: 'list', data: rows })
-    process.stdout.write(table(rows.map((r) => ({ ...r, sites: r.sites.map((s) => `${s.name} (${s.id})`).join(', ') })), ['id', 'name', 'default', 'sites', 'created_at']))
+    const rows = listAccounts(db).map(accountView)
+    if (values.json) return printJson({ object: 'list', data: rows.map((r) => ({ ...r, sites: listSites(db, r.id).map((x) => ({ id: x.id, name: x.name })) })) })
+    process.stdout.write(table(rows.map((r) => ({ ...r, sites: listSites(db, r.id).map((x) => `${x.name} (${x.id})`).join(', '), phone: r.phone ?? '', sms_from: r.sms_from ?? '(TWILIO_FROM)' })),
+      ['id', 'name', 'default', 'phone', 'country', 'sms_from', 'sites', 'created_at']))
   }),
 }
 
-/** Operator commands for accounts and keys. */
-export const accountCommands: Command[] = [keysCreate, keysList, keysRevoke, accountsCreate, accountsList]
+/** An account as the operator commands print it. */
+function accountView(a: AccountRow) {
+  return { object: 'account' as const, id: a.id, name: a.name, default: a.isDefault, phone: a.phone, country: a.defaultCountry, sms_from: a.smsFrom, created_at: iso(a.createdAt) }
+}
+
+const accountsUpdate: Command = {
+  name: 'accounts update',
+  summary: "Change an account's company name, phone, phone country or sending number",
+  usage: `towline accounts update [ACCOUNT_ID] [--name NAME] [--phone PHONE] [--country CC] [--sms-from PHONE] [--account ID] [--db FILE] [--json]
+
+The company name and phone are what customers see (texts, the HELP reply). --country is where
+numbers without +country are from (${PHONE_COUNTRIES.join(', ')}). --sms-from is the number this
+account's texts go out from and replies come back to (Twilio); "" goes back to TWILIO_FROM.
+"--phone ''" clears the phone. Without ACCOUNT_ID (or --account): the default account.`,
+  options: { ...DB_OPTIONS, name: { type: 'string' }, phone: { type: 'string' }, country: { type: 'string' }, 'sms-from': { type: 'string' }, account: { type: 'string' } },
+  positionals: 1,
+  run: ({ values, positionals }) => withDb(values, (db) => {
+    const account = accountFor(db, positionals[0] ?? values.account)
+    if ([values.name, values.phone, values.country, values['sms-from']].every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --phone, --country or --sms-from')
+    try {
+      const a = updateAccount(db, systemClock, account.id, { name: values.name, phone: values.phone, country: values.country, smsFrom: values['sms-from'] })
+      if (values.json) return printJson(accountView(a))
+      process.stdout.write(`${a.id} "${a.name}" phone ${a.phone ?? '(none)'}, numbers read in ${a.defaultCountry}, texts from ${a.smsFrom ?? 'TWILIO_FROM'}.\n`)
+    } catch (err) {
+      if (err instanceof AccountInputError) throw new UsageError(err.message)
+      throw err
+    }
+  }),
+}
+
+const accountsRename: Command = {
+  name: 'accounts rename',
+  summary: 'Rename an account (the company name customers see)',
+  usage: 'towline accounts rename [ACCOUNT_ID] --name NAME [--account ID] [--db FILE] [--json]\n\nWithout ACCOUNT_ID (or --account): the default account.',
+  options: { ...DB_OPTIONS, name: { type: 'string' }, account: { type: 'string' } },
+  positionals: 1,
+  run: (args) => {
+    if (!args.values.name?.trim()) throw new UsageError('--name is required')
+    return accountsUpdate.run(args)
+  },
+}
+
+const sitesAdd: Command = {
+  name: 'sites add',
+  summary: 'Add a site (a yard) to an account',
+  usage: `towline sites add --name NAME [--account ID] [--db FILE] [--json]
+
+Prints the new site id. Keys (keys create --site) and units (units add --site) can then be
+limited to it.`,
+  options: { ...DB_OPTIONS, name: { type: 'string' }, account: { type: 'string' } },
+  positionals: 0,
+  run: ({ values }) => withDb(values, (db) => {
+    if (!values.name?.trim()) throw new UsageError('--name is required')
+    const account = accountFor(db, values.account)
+    try {
+      const site = addSite(db, systemClock, { accountId: account.id, name: values.name })
+      if (values.json) return printJson({ object: 'site', id: site.id, name: site.name, account_id: account.id, created_at: iso(site.createdAt) })
+      process.stdout.write(site.id + '\n')
+      process.stderr.write(`Added site "${site.name}" to ${account.name} (${account.id}).\n`)
+    } catch (err) {
+      if (err instanceof SiteInputError) throw new UsageError(err.message)
+      throw err
+    }
+  }),
+}
+
+const sitesList: Command = {
+  name: 'sites list',
+  summary: "List an account's sites",
+  usage: 'towline sites list [--account ID] [--db FILE] [--json]',
+  options: { ...DB_OPTIONS, account: { type: 'string' } },
+  positionals: 0,
+  run: ({ values }) => withDb(values, (db) => {
+    const account = accountFor(db, values.account)
+    const rows = listSites(db, account.id).map((x) => ({ object: 'site' as const, id: x.id, name: x.name, account_id: account.id, created_at: iso(x.createdAt) }))
+    if (values.json) return printJson({ object: 'list', data: rows })
+    process.stdout.write(table(rows, ['id', 'name', 'created_at']))
+  }),
+}
+
+/** Operator commands for accounts, sites and keys. */
+export const accountCommands: Command[] = [keysCreate, keysList, keysRevoke, accountsCreate, accountsList, accountsUpdate, accountsRename, sitesAdd, sitesList]

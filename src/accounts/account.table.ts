@@ -7,8 +7,12 @@ export const accounts = sqliteTable('accounts', {
   isDefault: integer('is_default', { mode: 'boolean' }).notNull().default(false),
   /** Country phone numbers without a +country prefix are read in (ISO 3166 alpha-2). */
   defaultCountry: text('default_country').notNull().default('US'),
+  /** The company's phone, shown to customers (E.164), or null. */
+  phone: text('phone'),
+  /** The number (E.164) this account's texts are sent from, or null for the installation's TWILIO_FROM. */
+  smsFrom: text('sms_from'),
   createdAt: integer('created_at').notNull(),
-})
+}, (t) => [index('accounts_sms_from_idx').on(t.smsFrom)])
 
 /** A yard of an account; keys may be limited to some sites. */
 export const sites = sqliteTable('sites', {

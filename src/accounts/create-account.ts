@@ -6,11 +6,11 @@ import { accounts, sites } from './account.table'
 import { findDefaultAccount, type AccountRow, type SiteRow } from './account.queries'
 
 /** Creates an account with its first site ("Main yard" unless named). */
-export function createAccount(db: Db, clock: Clock, input: { name: string; siteName?: string; isDefault?: boolean; defaultCountry?: string }): { account: AccountRow; site: SiteRow } {
+export function createAccount(db: Db, clock: Clock, input: { name: string; siteName?: string; isDefault?: boolean; defaultCountry?: string; phone?: string | null }): { account: AccountRow; site: SiteRow } {
   const name = input.name.trim()
   if (!name) throw new Error('an account needs a name')
   const now = clock.now()
-  const account: AccountRow = { id: newId('acct', now), name, isDefault: input.isDefault ?? false, defaultCountry: (input.defaultCountry ?? 'US').toUpperCase(), createdAt: now }
+  const account: AccountRow = { id: newId('acct', now), name, isDefault: input.isDefault ?? false, defaultCountry: (input.defaultCountry ?? 'US').toUpperCase(), phone: input.phone ?? null, smsFrom: null, createdAt: now }
   const site: SiteRow = { id: newId('site', now), accountId: account.id, name: input.siteName?.trim() || 'Main yard', createdAt: now }
   inTransaction(db, (tx) => {
     tx.insert(accounts).values(account).run()

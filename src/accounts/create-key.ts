@@ -3,6 +3,7 @@ import type { Clock } from '../platform/clock'
 import { newId } from '../platform/ids'
 import { apiKeys } from './account.table'
 import { findAccountById, listSites, type AccountRow, type SiteRow } from './account.queries'
+import { resolveSites, SiteInputError } from './add-site'
 import { displayPrefix, hashApiKey, mintApiKey } from './api-key'
 import { isScope, SCOPES, type Scope } from './scopes'
 
@@ -43,12 +44,7 @@ export function createKey(
   if (!scopes.length) throw new KeyInputError(`a key needs at least one scope (--scopes), from ${SCOPES.join(', ')}`)
   let siteRows: SiteRow[] | null = null
   if (input.sites?.length) {
-    const all = listSites(db, account.id)
-    siteRows = input.sites.map((s) => {
-      const site = all.find((x) => x.id === s || x.name.toLowerCase() === s.toLowerCase())
-      if (!site) throw new KeyInputError(`no site "${s}" in account ${account.id}; sites are ${all.map((x) => `${x.id} (${x.name})`).join(', ')}`)
-      return site
-    })
+    try { siteRows = resolveSites(db, account.id, input.sites) } catch (err) { throw err instanceof SiteInputError ? new KeyInputError(err.message) : err }
   }
   const secret = mintApiKey()
   const now = clock.now()

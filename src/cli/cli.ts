@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util'
 import { ConfigError, readConfig, type Config } from '../config'
 import { openDatabase, closeDatabase, type Db } from '../db/client'
 import { migrateDatabase } from '../db/migrate'
+import { openLinkKey } from '../db/link-key'
+import type { JobLinks } from '../jobs/job-links'
 
 /** A command-line mistake: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
@@ -39,12 +41,13 @@ export function configFrom(values: Record<string, any>): Config {
 }
 
 /** Opens and migrates the database for an operator command, runs `fn`, then closes it. */
-export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config: Config) => T | Promise<T>): Promise<T> {
+export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config: Config, links: JobLinks) => T | Promise<T>): Promise<T> {
   const config = configFrom(values)
   const db = openDatabase(config.dbPath)
   try {
-    migrateDatabase(db)
-    return await fn(db, config)
+    const { key } = openLinkKey(db, config.linkKeyFile)
+    migrateDatabase(db, { linkKey: () => key })
+    return await fn(db, config, { publicUrl: config.publicUrl, key })
   } finally {
     closeDatabase(db)
   }

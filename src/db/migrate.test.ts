@@ -43,7 +43,7 @@ describe('migrations', () => {
     insert.run('dlv_1', 'whk_1', 'evt_1', 'job.created', '{"job":{"id":"job_1"},"event":{"type":"job.created"}}', 3)
     insert.run('dlv_2', 'whk_2', 'evt_1', 'job.created', '{"job":{"id":"job_1"},"event":{"type":"job.created"}}', 4)
     insert.run('dlv_3', 'whk_1', null, 'ping', '{"job":null,"event":{"type":"ping"}}', 6)
-    expect(migrateDatabase(db)).toEqual(['0006_webhook_event_payloads'])
+    expect(migrateDatabase(db, { through: '0006_webhook_event_payloads' })).toEqual(['0006_webhook_event_payloads'])
     expect(db.$client.query('SELECT * FROM webhook_event_payloads').all()).toEqual([
       { event_id: 'evt_1', account_id: 'acct_1', data: '{"job":{"id":"job_1"},"event":{"type":"job.created"}}', created_at: 3 },
     ])

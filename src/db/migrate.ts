@@ -1,16 +1,68 @@
 import { createHash } from 'node:crypto'
 import type { Db } from './client'
 import { journal, SQL_BY_TAG } from './migrations.gen'
+import { hashToken, seal } from '../platform/sealed'
 
 /** The database was migrated by a newer towline than this one; refusing to run on it. */
 export class DatabaseTooNewError extends Error {}
 
 /**
- * Applies every embedded migration the database has not seen, in one transaction, with
- * drizzle's own migrator (same rows and hashes as `drizzle-kit migrate`). Safe to run twice.
- * Returns the tags it applied. `through` stops after that tag (tests of a migration's data moves).
+ * Steps that need code between two migrations (SQLite has no SHA-256 or AES): each runs after its
+ * migration is applied and before any later one, and is safe to run again.
  */
-export function migrateDatabase(db: Db, opts: { through?: string } = {}): string[] {
+const DATA_STEPS: { after: string; run: (db: Db, linkKey: () => Buffer) => void }[] = [
+  // 0007 adds hashed and sealed link tokens; 0008 drops the clear ones.
+  { after: '0007_hardening_sites_leases_links', run: sealClearTokens },
+]
+
+/** Moves clear tracking and driver tokens to their hash and sealed form (one transaction). */
+function sealClearTokens(db: Db, linkKey: () => Buffer): void {
+  const rows = db.$client.query<{ id: string; tracking_token: string; driver_token: string | null }, []>(
+    'SELECT id, tracking_token, driver_token FROM jobs WHERE tracking_token_hash IS NULL',
+  ).all()
+  if (!rows.length) return
+  const key = linkKey()
+  const update = db.$client.query('UPDATE jobs SET tracking_token_hash = ?, tracking_token_sealed = ?, driver_token_hash = ?, driver_token_sealed = ? WHERE id = ?')
+  db.$client.transaction(() => {
+    for (const r of rows) {
+      update.run(hashToken(r.tracking_token), seal(key, r.tracking_token), r.driver_token ? hashToken(r.driver_token) : null, r.driver_token ? seal(key, r.driver_token) : null, r.id)
+    }
+  }).immediate()
+}
+
+/**
+ * Applies every embedded migration the database has not seen, with drizzle's own migrator (same
+ * rows and hashes as `drizzle-kit migrate`), running the data steps between them. Safe to run
+ * twice. Returns the tags it applied. `through` stops after that tag (tests of a migration's data
+ * moves); `linkKey` gives the key link tokens are sealed with (asked only when there are some).
+ */
+export function migrateDatabase(db: Db, opts: { through?: string; linkKey?: () => Buffer } = {}): string[] {
+  const linkKey = opts.linkKey ?? (() => { throw new Error('this database holds job links to seal; a link key is needed to migrate it') })
+  const target = opts.through ?? journal.entries.at(-1)?.tag
+  const end = target ? journal.entries.findIndex((e) => e.tag === target) : -1
+  const applied: string[] = []
+  for (const step of DATA_STEPS) {
+    const at = journal.entries.findIndex((e) => e.tag === step.after)
+    // Only while the migration after the step is still to come (the step reads what it drops).
+    if (at < 0 || end <= at || appliedThrough(db) > at) continue
+    applied.push(...migrateThrough(db, step.after))
+    step.run(db, linkKey)
+  }
+  applied.push(...migrateThrough(db, target))
+  return applied
+}
+
+/** The journal index of the newest migration the database has, or -1. */
+function appliedThrough(db: Db): number {
+  const hasTable = db.$client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
+  if (!hasTable) return -1
+  const last = db.$client.query<{ at: number }, []>('SELECT created_at AS at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1').get()
+  return last ? journal.entries.findLastIndex((e) => e.when <= Number(last.at)) : -1
+}
+
+/** Applies the pending migrations up to and including `through` (all when undefined). */
+function migrateThrough(db: Db, through: string | undefined): string[] {
+  const opts = { through }
   const client = db.$client
   const hasTable = client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
   const last = hasTable

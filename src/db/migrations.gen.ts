@@ -7,6 +7,8 @@ import m3 from '../../migrations/0003_webhooks.sql' with { type: 'text' }
 import m4 from '../../migrations/0004_webhook_deliveries_by_endpoint_due.sql' with { type: 'text' }
 import m5 from '../../migrations/0005_texts_consent_templates_country.sql' with { type: 'text' }
 import m6 from '../../migrations/0006_webhook_event_payloads.sql' with { type: 'text' }
+import m7 from '../../migrations/0007_hardening_sites_leases_links.sql' with { type: 'text' }
+import m8 from '../../migrations/0008_drop_clear_tokens_unit_site.sql' with { type: 'text' }
 
 export { journal }
 
@@ -19,4 +21,6 @@ export const SQL_BY_TAG: Record<string, string> = {
   "0004_webhook_deliveries_by_endpoint_due": m4,
   "0005_texts_consent_templates_country": m5,
   "0006_webhook_event_payloads": m6,
+  "0007_hardening_sites_leases_links": m7,
+  "0008_drop_clear_tokens_unit_site": m8,
 }

@@ -12,8 +12,8 @@ Creates a separate demo account (it never touches your real ones) and prints its
 make a key for it: towline keys create --account ACCOUNT_ID --name demo --scopes all`,
   options: { ...DB_OPTIONS, name: { type: 'string' } },
   positionals: 0,
-  run: ({ values }) => withDb(values, (db, config) => {
-    const r = loadDemo(db, config.publicUrl, { name: values.name })
+  run: ({ values }) => withDb(values, (db, _config, links) => {
+    const r = loadDemo(db, links, { name: values.name })
     if (values.json) return printJson({ account_id: r.account.id, name: r.account.name, site_id: r.site.id, units: r.units, services: r.services, jobs: r.jobs })
     process.stdout.write(r.account.id + '\n')
     process.stderr.write(`Loaded "${r.account.name}": ${r.units} units, ${r.services} services, ${r.jobs} jobs.\nMake a key for it: towline keys create --account ${r.account.id} --name demo --scopes all\n`)

@@ -9,6 +9,7 @@ import { updateJob } from '../jobs/update-job'
 import { assignJob } from '../jobs/assign-job'
 import { reopenJob } from '../jobs/reopen-job'
 import { addNote } from '../jobs/add-note'
+import type { JobLinks } from '../jobs/job-links'
 import type { JobContext } from '../jobs/job-context'
 import type { JobStatus } from '../jobs/job-status'
 import type { Clock } from '../platform/clock'
@@ -71,12 +72,12 @@ const ROAD: JobStatus[] = ['dispatched', 'en_route', 'on_scene', 'towing', 'at_d
  * timeline, milestones and outbox look exactly as in real use). Customers gave no text
  * consent, so no text would leave the machine even with Twilio configured.
  */
-export function loadDemo(db: Db, publicUrl: string, opts: { name?: string; nowMs?: number } = {}) {
+export function loadDemo(db: Db, links: JobLinks, opts: { name?: string; nowMs?: number } = {}) {
   // One transaction: a running server never sees half a demo, nor sends its texts.
-  return inTransaction(db, () => loadDemoRows(db, publicUrl, opts))
+  return inTransaction(db, () => loadDemoRows(db, links, opts))
 }
 
-function loadDemoRows(db: Db, publicUrl: string, opts: { name?: string; nowMs?: number }) {
+function loadDemoRows(db: Db, links: JobLinks, opts: { name?: string; nowMs?: number }) {
   const end = opts.nowMs ?? Date.now()
   const clock = new DemoClock(end - 10 * 3_600_000)
   const { account, site } = createAccount(db, clock, { name: opts.name ?? 'Rose City Towing (demo)', siteName: 'Northeast yard' })
@@ -87,7 +88,7 @@ function loadDemoRows(db: Db, publicUrl: string, opts: { name?: string; nowMs?: 
   })
   for (const [name, type, rates] of SERVICES) addService(db, clock, { accountId: account.id, name, serviceType: type, rates: rates.map(([kind, amount_cents]) => ({ kind: kind as any, amount_cents })) })
 
-  const ctx: JobContext = { db, clock, publicUrl, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'dispatcher', userId: 'demo' }, companyName: account.name, defaultCountry: account.defaultCountry }
+  const ctx: JobContext = { db, clock, links, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'dispatcher', userId: 'demo' }, companyName: account.name, defaultCountry: account.defaultCountry }
   const jobIds: string[] = []
   PLAN.forEach((target, i) => {
     const [customer, location, make, model, year, drive, service, payer] = CALLS[i % CALLS.length]!

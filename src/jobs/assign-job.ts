@@ -1,12 +1,12 @@
 import { inTransaction } from '../db/client'
-import { AppError, notFound } from '../platform/errors'
-import { randomBase62 } from '../platform/ids'
-import { findUnit } from '../units/unit.queries'
+import { AppError, validationFailed } from '../platform/errors'
+import { findUnit, findVisibleUnit, servesSite } from '../units/unit.queries'
 import type { TextRequest } from '../texts/queue-text'
 import { applyMove, commitJobChange, driverText, loadWritableJob, statusText, type JobContext } from './job-context'
 import type { NewJobEvent } from './job-events'
 import { isFinished } from './job-status'
 import type { JobRow } from './job.view'
+import { mintLinkToken } from './job-links'
 
 /**
  * Hands a job to a unit: a pending or confirmed job moves to dispatched. Emits job.assigned,
@@ -16,8 +16,10 @@ import type { JobRow } from './job.view'
 export function assignJob(ctx: JobContext, id: string, unitId: string): JobRow {
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, id)
-    const unit = findUnit(tx, job.accountId, unitId)
-    if (!unit) throw notFound('unit', unitId)
+    // An id in a body that names nothing the caller can see is a bad request (422), not a missing page.
+    const unit = findVisibleUnit(tx, ctx.scope, unitId)
+    if (!unit) throw validationFailed([{ path: 'unit_id', message: `names no unit of this account${ctx.scope.siteIds ? ' at your sites' : ''} (${unitId})` }])
+    if (!servesSite(unit, job.siteId)) throw validationFailed([{ path: 'unit_id', message: `unit ${unit.name} does not serve this job's site` }])
     // Same unit again: nothing to do, unless the job is back at confirmed still holding it (after a reopen).
     const moves = job.status === 'pending' || job.status === 'confirmed'
     if (job.unitId === unit.id && !moves) return job
@@ -26,7 +28,8 @@ export function assignJob(ctx: JobContext, id: string, unitId: string): JobRow {
     }
     const previous = job.unitId && job.unitId !== unit.id ? findUnit(tx, job.accountId, job.unitId) : undefined
     const ref = (u: { id: string; name: string }) => ({ id: u.id, name: u.name })
-    let set: Partial<JobRow> = { unitId: unit.id, driverToken: randomBase62(24) }
+    const link = mintLinkToken(ctx.links)
+    let set: Partial<JobRow> = { unitId: unit.id, driverTokenHash: link.hash, driverTokenSealed: link.sealed }
     const events: NewJobEvent[] = [previous
       ? { type: 'job.reassigned', detail: { unit: ref(unit), previous_unit: ref(previous) } }
       : { type: 'job.assigned', detail: { unit: ref(unit) } }]
@@ -36,7 +39,7 @@ export function assignJob(ctx: JobContext, id: string, unitId: string): JobRow {
     }
     return commitJobChange(tx, ctx, job, set, events, (after, rows) => {
       const texts: TextRequest[] = [driverText(ctx, after, unit, 'driver_job_link', rows[0])]
-      if (previous) texts.push(driverText(ctx, { ...after, driverToken: null }, previous, 'driver_job_removed', rows[0]))
+      if (previous) texts.push(driverText(ctx, { ...after, driverTokenHash: null, driverTokenSealed: null }, previous, 'driver_job_removed', rows[0]))
       if (moves) texts.push(statusText(ctx, after, rows[1]))
       return texts
     }).after

@@ -1,6 +1,7 @@
 import { inTransaction, type Db } from '../db/client'
 import { AppError, validationFailed } from '../platform/errors'
-import { newId, randomBase62 } from '../platform/ids'
+import { newId } from '../platform/ids'
+import { mintLinkToken } from './job-links'
 import { normalizePhone } from '../platform/phone'
 import { queueText } from '../texts/queue-text'
 import { recordConsent } from '../texts/consent'
@@ -48,9 +49,14 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
     if (externalRef) {
       const existing = findJobByExternalRef(tx, ctx.scope.accountId, externalRef)
       if (existing) {
+        // A key limited to sites learns that the reference is taken, never which job of another site holds it.
+        if (ctx.scope.siteIds && !ctx.scope.siteIds.includes(existing.siteId)) {
+          throw new AppError('conflict', `Another job of this account already has external_ref "${externalRef}" (at a site this key cannot see).`, { external_ref: externalRef })
+        }
         throw new AppError('conflict', `Another job (${existing.id}) already has external_ref "${externalRef}".`, { existing_job_id: existing.id, external_ref: externalRef })
       }
     }
+    const tracking = mintLinkToken(ctx.links)
     const row: JobRow = {
       id: newId('job', now),
       accountId: ctx.scope.accountId,
@@ -75,8 +81,10 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
       finalPriceCents: null,
       paymentMethod: null,
       unitId: null,
-      trackingToken: randomBase62(24),
-      driverToken: null,
+      trackingTokenHash: tracking.hash,
+      trackingTokenSealed: tracking.sealed,
+      driverTokenHash: null,
+      driverTokenSealed: null,
       milestones: { [`${status}_at`]: now },
       eventSeq: 0,
       imported: opts.imported ?? false,
@@ -91,7 +99,7 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
     const job = { ...row, eventSeq: 1 }
     if (phone && job.customer.sms_consent) recordConsent(tx, job.accountId, phone, consentSource(ctx), now)
     queueText(tx, customerText(ctx, job, 'request_received', created), now)
-    fanOutJobEvents(tx, ctx.publicUrl, job, [created!], now)
+    fanOutJobEvents(tx, ctx.links, job, [created!], now)
     return job
   })
 }
@@ -100,7 +108,7 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
 const JOB_COLUMNS = [
   'id', 'account_id', 'site_id', 'external_ref', 'source', 'payer_type', 'service_type', 'urgency', 'customer', 'vehicle', 'pickup',
   'destination', 'status', 'cancel_reason', 'rating', 'rating_comment', 'rated_at', 'reopen_count', 'eta_at', 'quote_cents',
-  'final_price_cents', 'payment_method', 'unit_id', 'tracking_token', 'driver_token', 'milestones', 'event_seq', 'imported',
+  'final_price_cents', 'payment_method', 'unit_id', 'tracking_token_hash', 'tracking_token_sealed', 'driver_token_hash', 'driver_token_sealed', 'milestones', 'event_seq', 'imported',
   'archived_at', 'created_at', 'updated_at',
 ] as const
 const INSERT_JOB = `INSERT INTO jobs (${JOB_COLUMNS.join(', ')}) VALUES (${JOB_COLUMNS.map(() => '?').join(', ')})`
@@ -110,7 +118,7 @@ function insertJob(tx: Db, r: JobRow) {
   tx.$client.query(INSERT_JOB).run(
     r.id, r.accountId, r.siteId, r.externalRef, r.source, r.payerType, r.serviceType, r.urgency, JSON.stringify(r.customer),
     JSON.stringify(r.vehicle), JSON.stringify(r.pickup), r.destination, r.status, r.cancelReason, r.rating, r.ratingComment,
-    r.ratedAt, r.reopenCount, r.etaAt, r.quoteCents, r.finalPriceCents, r.paymentMethod, r.unitId, r.trackingToken, r.driverToken,
+    r.ratedAt, r.reopenCount, r.etaAt, r.quoteCents, r.finalPriceCents, r.paymentMethod, r.unitId, r.trackingTokenHash, r.trackingTokenSealed, r.driverTokenHash, r.driverTokenSealed,
     JSON.stringify(r.milestones), r.eventSeq, r.imported ? 1 : 0, r.archivedAt, r.createdAt, r.updatedAt,
   )
 }

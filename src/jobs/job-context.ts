@@ -9,13 +9,15 @@ import { appendJobEvents, type Actor, type JobEventRow, type NewJobEvent } from 
 import { findMove, isFinished, type JobStatus, type MoveVia } from './job-status'
 import { findJobOrThrow, type JobScope } from './job.queries'
 import { jobs } from './job.table'
-import { driverUrl, trackingUrl, type JobRow } from './job.view'
+import type { JobRow } from './job.view'
+import { driverUrlOf, trackingUrlOf, type JobLinks } from './job-links'
 
 /** What every job operation runs with: storage, time, who acts, and what they may see. */
 export interface JobContext {
   db: Db
   clock: Clock
-  publicUrl: string
+  /** The public URL and link key job links are made with. */
+  links: JobLinks
   scope: JobScope
   actor: Actor
   /** The account's name, used in texts. */
@@ -79,7 +81,7 @@ export function commitJobChange(
   }
   const rows = appendJobEvents(tx, before, before.eventSeq, ctx.actor, events, now)
   for (const text of texts(after, rows)) queueText(tx, text, now)
-  fanOutJobEvents(tx, ctx.publicUrl, after, rows, now)
+  fanOutJobEvents(tx, ctx.links, after, rows, now)
   return { after, events: rows }
 }
 
@@ -102,8 +104,8 @@ export function textValues(ctx: JobContext, job: JobRow): Record<string, string 
   return {
     company: ctx.companyName,
     pickup: job.pickup.location.length > 60 ? job.pickup.location.slice(0, 57) + '...' : job.pickup.location,
-    tracking_url: trackingUrl(ctx.publicUrl, job.trackingToken),
-    driver_url: job.driverToken ? driverUrl(ctx.publicUrl, job.driverToken) : undefined,
+    tracking_url: trackingUrlOf(ctx.links, job),
+    driver_url: driverUrlOf(ctx.links, job) ?? undefined,
     eta: minutes !== null && minutes > 0 ? `, arriving in about ${minutes} min` : '',
     job_ref: job.externalRef ?? job.id.slice(-6),
   }

@@ -33,7 +33,7 @@ describe('GET /jobs queries', () => {
 
   test('updated_since with many matches walks the created_at index instead of sorting them all', () => {
     api.db.$client.query(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500)
-      INSERT INTO jobs (id, account_id, site_id, customer, vehicle, pickup, status, tracking_token, milestones, created_at, updated_at)
+      INSERT INTO jobs (id, account_id, site_id, customer, vehicle, pickup, status, tracking_token_hash, milestones, created_at, updated_at)
       SELECT 'job_bulk' || i, '${api.accountId}', (SELECT id FROM sites LIMIT 1), '{"name":"x","phone":null,"sms_consent":false}', '{}', '{"location":"x"}',
              'confirmed', 'tok' || i, '{}', i, i FROM n`).run()
     const plan = planOf({ updatedSince: 0 })
@@ -42,7 +42,7 @@ describe('GET /jobs queries', () => {
   })
 
   test('the raw row mapper reads every column exactly as drizzle does', () => {
-    const made = createJob({ db: api.db, clock: api.clock, publicUrl: 'http://x', scope: scope(), actor: { kind: 'system' }, companyName: 'Co', defaultCountry: 'US' },
+    const made = createJob({ db: api.db, clock: api.clock, links: api.links, scope: scope(), actor: { kind: 'system' }, companyName: 'Co', defaultCountry: 'US' },
       { customer: { name: 'A', phone: '+15035550100', sms_consent: true }, pickup: { location: 'here', lat: 1, lng: 2 }, vehicle: { year: '2019' }, external_ref: 'MAP-1' })
     const viaDrizzle = api.db.select().from(jobs).all().find((j) => j.id === made.id)!
     const raw = api.db.$client.query('SELECT * FROM jobs WHERE id = ?').get(made.id) as Record<string, unknown>

@@ -4,7 +4,7 @@ import type { Db } from '../db/client'
 import { findAccountById } from '../accounts/account.queries'
 import { AppError } from '../platform/errors'
 import { systemClock } from '../platform/clock'
-import type { Config } from '../config'
+import type { JobLinks } from './job-links'
 import { archiveJob, restoreJob } from './archive-job'
 import type { JobContext } from './job-context'
 import { jobs } from './job.table'
@@ -12,11 +12,11 @@ import { eq } from 'drizzle-orm'
 import { listJobs } from './list-jobs'
 
 /** A job context for an operator at the console: acts as the system on the job's own account. */
-function operatorContext(db: Db, config: Config, jobId: string): JobContext {
+function operatorContext(db: Db, links: JobLinks, jobId: string): JobContext {
   const row = db.select({ accountId: jobs.accountId }).from(jobs).where(eq(jobs.id, jobId)).get()
   if (!row) throw new UsageError(`no job ${jobId}`)
   const account = findAccountById(db, row.accountId)!
-  return { db, clock: systemClock, publicUrl: config.publicUrl, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'system', userId: 'cli' }, companyName: account.name, defaultCountry: account.defaultCountry }
+  return { db, clock: systemClock, links, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'system', userId: 'cli' }, companyName: account.name, defaultCountry: account.defaultCountry }
 }
 
 function jobCommand(name: 'archive' | 'restore', summary: string, run: typeof archiveJob): Command {
@@ -26,11 +26,11 @@ function jobCommand(name: 'archive' | 'restore', summary: string, run: typeof ar
     usage: `towline jobs ${name} JOB_ID [--db FILE] [--json]`,
     options: DB_OPTIONS,
     positionals: 1,
-    run: ({ values, positionals }) => withDb(values, (db, config) => {
+    run: ({ values, positionals }) => withDb(values, (db, _config, links) => {
       const id = positionals[0]
       if (!id) throw new UsageError('which job? give its id (job_...)')
       try {
-        const job = run(operatorContext(db, config, id), id)
+        const job = run(operatorContext(db, links, id), id)
         if (values.json) return printJson({ id: job.id, archived: job.archivedAt !== null })
         process.stdout.write(`${job.id} is ${job.archivedAt !== null ? 'archived' : 'active'}.\n`)
       } catch (err) {
@@ -47,13 +47,13 @@ const jobsList: Command = {
   usage: 'towline jobs list [--status S[,S]] [--limit N] [--account ID] [--db FILE] [--json]',
   options: { ...DB_OPTIONS, status: { type: 'string' }, limit: { type: 'string' }, account: { type: 'string' } },
   positionals: 0,
-  run: ({ values }) => withDb(values, (db, config) => {
+  run: ({ values }) => withDb(values, (db, _config, links) => {
     const account = values.account ? findAccountById(db, values.account) : undefined
     if (values.account && !account) throw new UsageError(`no account ${values.account}`)
     const accountId = account?.id ?? (db.$client.query('SELECT id FROM accounts WHERE is_default = 1').get() as { id: string } | null)?.id
     if (!accountId) return void process.stdout.write('No jobs yet.\n')
     try {
-      const page = listJobs(db, config.publicUrl, { accountId, siteIds: null }, { status: values.status, limit: values.limit ?? '25' })
+      const page = listJobs(db, links, { accountId, siteIds: null }, { status: values.status, limit: values.limit ?? '25' })
       if (values.json) return printJson(page)
       process.stdout.write(table(page.data.map((j) => ({ id: j.id, status: j.status, ref: j.external_ref, customer: j.customer.name, pickup: j.pickup.location.slice(0, 40), unit: j.unit?.name, created_at: j.created_at, archived: j.archived ? 'yes' : '' })),
         ['id', 'status', 'ref', 'customer', 'pickup', 'unit', 'created_at', 'archived']))

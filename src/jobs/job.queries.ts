@@ -1,12 +1,10 @@
 import type { Db } from '../db/client'
 import { notFound } from '../platform/errors'
 import type { JobRow } from './job.view'
+import type { AccountScope } from '../accounts/account-scope'
 
 /** Which jobs a caller may see: its account, and its sites when the key is limited. */
-export interface JobScope {
-  accountId: string
-  siteIds: string[] | null
-}
+export type JobScope = AccountScope
 
 /** A jobs row as SQLite returns it (snake_case, JSON as text). */
 export type RawJob = Record<string, any>
@@ -24,7 +22,8 @@ export function toJobRow(r: RawJob): JobRow {
     destination: r.destination, status: r.status, cancelReason: r.cancel_reason, rating: r.rating,
     ratingComment: r.rating_comment, ratedAt: r.rated_at, reopenCount: r.reopen_count, etaAt: r.eta_at,
     quoteCents: r.quote_cents, finalPriceCents: r.final_price_cents, paymentMethod: r.payment_method,
-    unitId: r.unit_id, trackingToken: r.tracking_token, driverToken: r.driver_token,
+    unitId: r.unit_id, trackingTokenHash: r.tracking_token_hash, trackingTokenSealed: r.tracking_token_sealed,
+    driverTokenHash: r.driver_token_hash, driverTokenSealed: r.driver_token_sealed,
     milestones: JSON.parse(r.milestones), eventSeq: r.event_seq, imported: r.imported === 1 || r.imported === true,
     archivedAt: r.archived_at, createdAt: r.created_at, updatedAt: r.updated_at,
   }

@@ -19,9 +19,9 @@ const IdempotencyHeaders = t.Object({ 'idempotency-key': t.Optional(t.String({ d
 
 /** The /jobs endpoints: translation between HTTP and the job operations. */
 export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
-  const publicUrl = deps.config.publicUrl
+  const links = deps.links
   const ctxFor = (p: Principal): JobContext => ({
-    db: deps.db, clock: deps.clock, publicUrl,
+    db: deps.db, clock: deps.clock, links,
     scope: { accountId: p.accountId, siteIds: p.siteIds },
     actor: { kind: 'system', keyId: p.keyId },
     companyName: p.accountName,
@@ -35,7 +35,7 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
 
   return new Elysia({ prefix: '/api/v1' })
     .use(auth)
-    .get('/jobs', ({ principal, query }) => listJobs(deps.db, publicUrl, ctxFor(principal).scope, query), {
+    .get('/jobs', ({ principal, query }) => listJobs(deps.db, links, ctxFor(principal).scope, query), {
       scope: 'jobs:read',
       query: ListJobsQuery,
       response: { 200: ListOf(Job) },
@@ -44,7 +44,7 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
     .post('/jobs', ({ principal, body, headers, set }) => {
       const ctx = ctxFor(principal)
       return respond(set, withIdempotency(deps, principal.keyId, headers['idempotency-key'], { method: 'POST', path: '/jobs', body },
-        () => ({ status: 201, body: presentJob(deps.db, publicUrl, createJob(ctx, body)) })))
+        () => ({ status: 201, body: presentJob(deps.db, links, createJob(ctx, body)) })))
     }, {
       scope: 'jobs:write',
       body: CreateJobBody,
@@ -56,13 +56,13 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
         tags: ['Jobs'], 'x-error-codes': ['conflict', 'idempotency_key_reused'], 'x-success-description': 'The job was created.',
       },
     })
-    .get('/jobs/:id', ({ principal, params }) => presentJob(deps.db, publicUrl, findJobOrThrow(deps.db, ctxFor(principal).scope, params.id)), {
+    .get('/jobs/:id', ({ principal, params }) => presentJob(deps.db, links, findJobOrThrow(deps.db, ctxFor(principal).scope, params.id)), {
       scope: 'jobs:read',
       params: JobIdParams,
       response: { 200: Job },
       detail: { summary: 'Get a job', description: 'One job with its unit, the unit\'s last position and the tracking link.', tags: ['Jobs'] },
     })
-    .patch('/jobs/:id', ({ principal, params, body }) => presentJob(deps.db, publicUrl, updateJob(ctxFor(principal), params.id, body)), {
+    .patch('/jobs/:id', ({ principal, params, body }) => presentJob(deps.db, links, updateJob(ctxFor(principal), params.id, body)), {
       scope: 'jobs:write',
       params: JobIdParams,
       body: UpdateJobBody,
@@ -73,14 +73,14 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
         tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'job_reason_required', 'invalid_state'],
       },
     })
-    .post('/jobs/:id/assign', ({ principal, params, body }) => presentJob(deps.db, publicUrl, assignJob(ctxFor(principal), params.id, body.unit_id)), {
+    .post('/jobs/:id/assign', ({ principal, params, body }) => presentJob(deps.db, links, assignJob(ctxFor(principal), params.id, body.unit_id)), {
       scope: 'jobs:write',
       params: JobIdParams,
       body: AssignJobBody,
       response: { 200: Job },
       detail: { summary: 'Assign a unit', description: 'Hands the job to a unit: pending or confirmed jobs move to dispatched. The driver gets their job link. Assigning another unit reassigns.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state'] },
     })
-    .delete('/jobs/:id/assign', ({ principal, params }) => presentJob(deps.db, publicUrl, unassignJob(ctxFor(principal), params.id)), {
+    .delete('/jobs/:id/assign', ({ principal, params }) => presentJob(deps.db, links, unassignJob(ctxFor(principal), params.id)), {
       scope: 'jobs:write',
       params: JobIdParams,
       response: { 200: Job },
@@ -96,7 +96,7 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
     .post('/jobs/:id/reopen', ({ principal, params, body, headers, set }) => {
       const ctx = ctxFor(principal)
       return respond(set, withIdempotency(deps, principal.keyId, headers['idempotency-key'], { method: 'POST', path: `/jobs/${params.id}/reopen`, body },
-        () => ({ status: 200, body: presentJob(deps.db, publicUrl, reopenJob(ctx, params.id, body.reason)) })))
+        () => ({ status: 200, body: presentJob(deps.db, links, reopenJob(ctx, params.id, body.reason)) })))
     }, {
       scope: 'jobs:write',
       params: JobIdParams,

@@ -27,8 +27,14 @@ export const jobs = sqliteTable('jobs', {
   finalPriceCents: integer('final_price_cents'),
   paymentMethod: text('payment_method'),
   unitId: text('unit_id'),
-  trackingToken: text('tracking_token').notNull(),
-  driverToken: text('driver_token'),
+  /** SHA-256 (hex) of the tracking link's token: what a lookup compares. The token itself is never stored in clear. */
+  trackingTokenHash: text('tracking_token_hash'),
+  /** The tracking token sealed with the installation's link key (AES-256-GCM), so the link can be shown again. */
+  trackingTokenSealed: text('tracking_token_sealed'),
+  /** SHA-256 (hex) of the driver's job-link token, or null when no driver holds the job. */
+  driverTokenHash: text('driver_token_hash'),
+  /** The driver's token sealed with the link key. */
+  driverTokenSealed: text('driver_token_sealed'),
   /** `<status>_at`, `closed_at`, `reopened_at` in epoch ms; write-once except reopened_at. */
   milestones: text('milestones', { mode: 'json' }).$type<Record<string, number>>().notNull(),
   /** Sequence number of the job's latest timeline event. */
@@ -43,8 +49,8 @@ export const jobs = sqliteTable('jobs', {
   index('jobs_account_updated_idx').on(t.accountId, t.updatedAt, t.createdAt, t.id),
   index('jobs_account_status_idx').on(t.accountId, t.status, t.createdAt, t.id),
   uniqueIndex('jobs_account_external_ref_uq').on(t.accountId, t.externalRef),
-  uniqueIndex('jobs_tracking_token_uq').on(t.trackingToken),
-  index('jobs_driver_token_idx').on(t.driverToken),
+  uniqueIndex('jobs_tracking_token_hash_uq').on(t.trackingTokenHash),
+  index('jobs_driver_token_hash_idx').on(t.driverTokenHash),
   index('jobs_unit_idx').on(t.unitId),
   // Inbound texts are threaded onto the sender's most recent job.
   index('jobs_customer_phone_idx').on(sql`json_extract(customer, '$.phone')`, t.createdAt),

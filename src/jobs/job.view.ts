@@ -1,16 +1,13 @@
 import { iso } from '../platform/clock'
 import { STATUSES, type JobStatus } from './job-status'
 import type { jobs } from './job.table'
+import { trackingUrlOf, type JobLinks } from './job-links'
 
 export type JobRow = typeof jobs.$inferSelect
 
 export interface UnitRef { id: string; name: string }
 export interface Position { lat: number; lng: number; accuracy_m: number | null; heading: number | null; speed_kph: number | null; recorded_at: string }
 
-/** The absolute URL of a job's customer tracking page. */
-export const trackingUrl = (publicUrl: string, token: string) => `${publicUrl}/t/${token}`
-/** The absolute URL of the driver's page for a job. */
-export const driverUrl = (publicUrl: string, token: string) => `${publicUrl}/d/${token}`
 
 /** The job's milestones as the API shows them: every `<status>_at`, closed_at and reopened_at. */
 export function timestampsView(row: JobRow) {
@@ -26,7 +23,7 @@ export function timestampsView(row: JobRow) {
  * The job as the API returns it. `position` is added for the single job (GET /jobs/{id},
  * webhook payloads); lists leave it out.
  */
-export function jobView(row: JobRow, publicUrl: string, unit: UnitRef | null, position?: Position | null) {
+export function jobView(row: JobRow, links: JobLinks, unit: UnitRef | null, position?: Position | null) {
   const view = {
     object: 'job' as const,
     id: row.id,
@@ -54,7 +51,7 @@ export function jobView(row: JobRow, publicUrl: string, unit: UnitRef | null, po
     final_price_cents: row.finalPriceCents,
     payment_method: row.paymentMethod,
     unit,
-    tracking_url: trackingUrl(publicUrl, row.trackingToken),
+    tracking_url: trackingUrlOf(links, row),
     imported: row.imported,
     archived: row.archivedAt !== null,
     archived_at: iso(row.archivedAt),

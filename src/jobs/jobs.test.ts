@@ -159,11 +159,14 @@ describe('the texts outbox', () => {
     await expectNothingWritten(api, key, before)
   })
 
-  test('assigning a unit of another account is 404 not_found and writes nothing', async () => {
+  test('assigning a unit of another account (or none) is 422 naming unit_id, and writes nothing', async () => {
     const job = await makeJob(api, key)
     const foreign = makeUnit(api, { accountId: api.account('Far Towing') })
     const before = await snapshot(api, key, job.id)
-    expectCallError(await call(api, key, 'POST', `/jobs/${job.id}/assign`, { unit_id: foreign.id }), 404, 'not_found')
+    for (const unitId of [foreign.id, 'unit_01ZZZZZZZZZZZZZZZZZZZZZZZZ']) {
+      const err = expectCallError(await call(api, key, 'POST', `/jobs/${job.id}/assign`, { unit_id: unitId }), 422, 'validation_failed')
+      expect(err.details.fields[0].path).toBe('unit_id')
+    }
     await expectNothingWritten(api, key, before)
   })
 })
@@ -566,8 +569,8 @@ describe('GET /units and GET /services', () => {
       expect(res.body).toEqual({
         object: 'list', has_more: false, next_cursor: null,
         data: [
-          { object: 'unit', id: idle.id, name: 'A idle', driver: { name: idle.driverName, phone: '+15035550101' }, status: 'available', position: { lat: 45.5, lng: -122.6, accuracy_m: 5, heading: 90, speed_kph: 0, recorded_at: nowIso(roster) } },
-          { object: 'unit', id: busy.id, name: 'B busy', driver: { name: busy.driverName, phone: '+15035550102' }, status: 'busy', position: null },
+          { object: 'unit', id: idle.id, name: 'A idle', driver: { name: idle.driverName, phone: '+15035550101' }, status: 'available', site_ids: null, position: { lat: 45.5, lng: -122.6, accuracy_m: 5, heading: 90, speed_kph: 0, recorded_at: nowIso(roster) } },
+          { object: 'unit', id: busy.id, name: 'B busy', driver: { name: busy.driverName, phone: '+15035550102' }, status: 'busy', site_ids: null, position: null },
         ],
       })
       const page = (await call(roster, k, 'GET', '/units?limit=1')).body

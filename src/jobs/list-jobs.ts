@@ -6,9 +6,10 @@ import { findJobOrThrow, listJobRows, type JobScope } from './job.queries'
 import type { ListJobsQuery, PageQuery } from './job.model'
 import { jobEventView, listJobEventRows } from './job-events'
 import { presentJobs } from './present-job'
+import type { JobLinks } from './job-links'
 
 /** GET /jobs: newest first, cursor-paged, filtered by status, since, updated_since and external_ref. */
-export function listJobs(db: Db, publicUrl: string, scope: JobScope, query: ListJobsQuery) {
+export function listJobs(db: Db, links: JobLinks, scope: JobScope, query: ListJobsQuery) {
   const limit = pageLimit(query.limit)
   const statuses = query.status?.split(',').map((s) => s.trim()).filter(Boolean)
   const unknown = statuses?.find((s) => !isStatus(s))
@@ -21,7 +22,7 @@ export function listJobs(db: Db, publicUrl: string, scope: JobScope, query: List
     externalRef: query.external_ref,
     after,
   }, limit + 1)
-  const views = presentJobs(db, publicUrl, rows.slice(0, limit))
+  const views = presentJobs(db, links, rows.slice(0, limit))
   const env = page(rows, limit, (r) => r, (r) => [r.createdAt, r.id])
   return { ...env, data: views }
 }

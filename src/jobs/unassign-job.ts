@@ -20,7 +20,7 @@ export function unassignJob(ctx: JobContext, id: string): JobRow {
       throw new AppError('job_transition_refused', `The job is ${job.status}; a finished job keeps its unit. Reopen it first.`, { from: job.status, to: 'confirmed', reason: 'job_finished' })
     }
     const unit = findUnit(tx, job.accountId, job.unitId)
-    let set: Partial<JobRow> = { unitId: null, driverToken: null }
+    let set: Partial<JobRow> = { unitId: null, driverTokenHash: null, driverTokenSealed: null }
     const events: NewJobEvent[] = [{ type: 'job.unassigned', detail: { unit: unit ? { id: unit.id, name: unit.name } : { id: job.unitId } } }]
     const moves = (NEEDS_UNIT as readonly string[]).includes(job.status)
     if (moves) {

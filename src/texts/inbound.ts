@@ -6,63 +6,107 @@ import { findAccountById } from '../accounts/account.queries'
 import { commitJobChange, type JobContext } from '../jobs/job-context'
 import { isFinished } from '../jobs/job-status'
 import { findJobOrThrow, toJobRow } from '../jobs/job.queries'
+import type { JobRow } from '../jobs/job.view'
 import { recordConsent, recordOptOut } from './consent'
+import type { JobLinks } from '../jobs/job-links'
 
 const STOP = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT', 'REVOKE']
 const START = ['START', 'YES', 'UNSTOP', 'OPTIN']
 const HELP = ['HELP', 'INFO']
 
-export interface InboundDeps { db: Db; clock: Clock; publicUrl: string; replyWindowMs: number }
-
-/** Accounts that have texted this number (a STOP or START applies to each of them). */
-function accountsOf(db: Db, phone: string): string[] {
-  const rows = db.$client.query<{ account_id: string }, [string]>("SELECT DISTINCT account_id FROM jobs WHERE json_extract(customer, '$.phone') = ?").all(phone)
-  if (rows.length) return rows.map((r) => r.account_id)
-  const fallback = db.$client.query<{ id: string }, []>('SELECT id FROM accounts WHERE is_default = 1').get()
-  return fallback ? [fallback.id] : []
-}
+export interface InboundDeps { db: Db; clock: Clock; links: JobLinks; replyWindowMs: number }
 
 /**
- * Handles a text from a customer: STOP (and synonyms) revokes consent for that number, START
- * restores it, HELP gets an answer; anything else is threaded onto the sender's most recent
- * open job (or one finished within the reply window) as job.customer_message.
- * Returns the reply to send back, if any.
+ * The accounts a text sent to `to` can concern: those whose own sending number it is, else those
+ * that send from the installation's number (TWILIO_FROM or its Messaging Service).
  */
-export function handleInboundText(deps: InboundDeps, msg: { from: string; body: string; sid: string | null; media?: string[] }): { reply: string | null; jobId: string | null; unmatched?: true } {
+function accountsReachedAt(db: Db, to: string): string[] {
+  const own = db.$client.query<{ id: string }, [string]>('SELECT id FROM accounts WHERE sms_from = ?').all(to)
+  if (own.length) return own.map((a) => a.id)
+  return db.$client.query<{ id: string }, []>('SELECT id FROM accounts WHERE sms_from IS NULL').all().map((a) => a.id)
+}
+
+/** The customer texts these accounts sent (or are sending) to a number, newest first; skipped and failed ones never reached them. */
+function textsTo(db: Db, phone: string, accounts: string[]): { account_id: string; job_id: string | null; created_at: number }[] {
+  return db.$client.query<{ account_id: string; job_id: string | null; created_at: number }, [string]>(
+    "SELECT account_id, job_id, created_at FROM texts WHERE to_phone = ? AND recipient = 'customer' AND status IN ('queued', 'sending', 'sent', 'delivered') ORDER BY created_at DESC LIMIT 100",
+  ).all(phone).filter((t) => accounts.includes(t.account_id))
+}
+
+export interface InboundText { from: string; to: string; body: string; sid: string | null; media?: string[] }
+
+/**
+ * Handles a text from a customer, routed by the number it was sent to: only accounts that send
+ * from that number, and among them only those that texted this customer, ever see it.
+ * - STOP (and synonyms) revokes consent for the number in those accounts, START restores it.
+ * - HELP is answered with the name of the company that last texted them (none named otherwise).
+ * - Anything else becomes job.customer_message on the job of the last text they got when it is
+ *   open, else on their newest open job, else on that last job if it finished within the reply
+ *   window.
+ * A provider's retry of the same message (same MessageSid) is answered as the first time and
+ * changes nothing. Returns the reply to send back, if any.
+ */
+export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply: string | null; jobId: string | null; unmatched?: true; repeated?: true } {
+  const seen = msg.sid ? deps.db.$client.query<{ reply: string | null; job_id: string | null }, [string]>('SELECT reply, job_id FROM inbound_texts WHERE message_sid = ?').get(msg.sid) : null
+  if (seen) return { reply: seen.reply, jobId: seen.job_id, repeated: true }
   const phone = normalizePhone(msg.from) ?? msg.from
+  const to = normalizePhone(msg.to) ?? msg.to
   const keyword = msg.body.trim().toUpperCase().replace(/[^A-Z]/g, '')
   const now = deps.clock.now()
-  if (STOP.includes(keyword)) {
-    inTransaction(deps.db, () => { for (const a of accountsOf(deps.db, phone)) recordOptOut(deps.db, a, phone, `sms:${keyword}`, now) })
-    return { reply: null, jobId: null }
+  const reached = accountsReachedAt(deps.db, to)
+  const sent = textsTo(deps.db, phone, reached)
+  const texted = [...new Set(sent.map((t) => t.account_id))]
+  const remember = (reply: string | null, accountId: string | null, jobId: string | null) => {
+    if (msg.sid) deps.db.$client.query('INSERT INTO inbound_texts (message_sid, account_id, job_id, reply, created_at) VALUES (?, ?, ?, ?, ?)').run(msg.sid, accountId, jobId, reply, now)
+    return { reply, jobId }
   }
-  if (START.includes(keyword)) {
-    inTransaction(deps.db, () => { for (const a of accountsOf(deps.db, phone)) recordConsent(deps.db, a, phone, `sms:${keyword}`, now, true) })
-    return { reply: null, jobId: null }
+  if (STOP.includes(keyword) || START.includes(keyword)) {
+    // Accounts sending from this number that texted the customer or hold a job of theirs.
+    const withJobs = deps.db.$client.query<{ account_id: string }, [string]>("SELECT DISTINCT account_id FROM jobs WHERE json_extract(customer, '$.phone') = ?").all(phone).map((r) => r.account_id)
+    const concerned = reached.filter((a) => texted.includes(a) || withJobs.includes(a))
+    return inTransaction(deps.db, () => {
+      for (const a of concerned) {
+        if (STOP.includes(keyword)) recordOptOut(deps.db, a, phone, `sms:${keyword}`, now)
+        else recordConsent(deps.db, a, phone, `sms:${keyword}`, now, true)
+      }
+      return remember(null, concerned[0] ?? null, null)
+    })
   }
-  const recent = deps.db.$client.query<Record<string, any>, [string]>(
-    "SELECT * FROM jobs WHERE json_extract(customer, '$.phone') = ? AND archived_at IS NULL ORDER BY created_at DESC LIMIT 20",
-  ).all(phone).map(toJobRow)
   if (HELP.includes(keyword)) {
-    const company = recent[0] ? findAccountById(deps.db, recent[0].accountId)?.name : undefined
-    return { reply: `${company ?? 'Towline'}: texts about your tow request. Reply STOP to stop, START to resume. Msg&data rates may apply.`, jobId: null }
+    const account = texted[0] ? findAccountById(deps.db, texted[0]) : undefined
+    const company = account ? `${account.name}${account.phone ? ` (${account.phone})` : ''}: texts` : 'Texts'
+    return inTransaction(deps.db, () => remember(`${company} about your tow request. Reply STOP to stop, START to resume. Msg&data rates may apply.`, account?.id ?? null, null))
+  }
+  const jobs = new Map<string, JobRow>()
+  const jobOf = (id: string) => {
+    if (!jobs.has(id)) {
+      const raw = deps.db.$client.query<Record<string, any>, [string]>('SELECT * FROM jobs WHERE id = ? AND archived_at IS NULL').get(id)
+      if (raw) jobs.set(id, toJobRow(raw))
+    }
+    return jobs.get(id)
   }
   // A finished job takes replies for the window counted from when it finished (its last status
   // change), not from its last update: otherwise each reply would keep the window open forever.
-  const finishedAt = deps.db.$client.query<{ at: number | null }, [string]>(
-    "SELECT max(created_at) AS at FROM job_events WHERE job_id = ? AND type = 'job.status_changed'",
-  )
-  const job = recent.find((j) => !isFinished(j.status)) ?? recent.find((j) => (finishedAt.get(j.id)?.at ?? j.updatedAt) >= now - deps.replyWindowMs)
-  if (!job) return { reply: null, jobId: null, unmatched: true }
+  const finishedAt = deps.db.$client.query<{ at: number | null }, [string]>("SELECT max(created_at) AS at FROM job_events WHERE job_id = ? AND type = 'job.status_changed'")
+  const inWindow = (j: JobRow) => (finishedAt.get(j.id)?.at ?? j.updatedAt) >= now - deps.replyWindowMs
+  const last = sent[0]?.job_id ? jobOf(sent[0].job_id) : undefined
+  const newestOpen = texted.length
+    ? deps.db.$client.query<Record<string, any>, string[]>(
+      `SELECT * FROM jobs WHERE json_extract(customer, '$.phone') = ? AND archived_at IS NULL AND status NOT IN ('completed', 'cancelled', 'goa')
+          AND account_id IN (${texted.map(() => '?').join(', ')}) ORDER BY created_at DESC LIMIT 1`,
+    ).all(phone, ...texted).map(toJobRow)[0]
+    : undefined
+  const job = last && !isFinished(last.status) ? last : newestOpen ?? (last && inWindow(last) ? last : undefined)
+  if (!job) return { ...inTransaction(deps.db, () => remember(null, null, null)), unmatched: true }
   const account = findAccountById(deps.db, job.accountId)!
   const ctx: JobContext = {
-    db: deps.db, clock: deps.clock, publicUrl: deps.publicUrl, scope: { accountId: job.accountId, siteIds: null },
+    db: deps.db, clock: deps.clock, links: deps.links, scope: { accountId: job.accountId, siteIds: null },
     actor: { kind: 'customer' }, companyName: account.name, defaultCountry: account.defaultCountry,
   }
-  inTransaction(deps.db, () => {
+  return inTransaction(deps.db, () => {
     commitJobChange(deps.db, ctx, findJobOrThrow(deps.db, ctx.scope, job.id), {}, [{ type: 'job.customer_message', detail: { text: msg.body, from: phone, message_sid: msg.sid, ...(msg.media?.length ? { media_urls: msg.media } : {}) } }])
+    return remember(null, job.accountId, job.id)
   })
-  return { reply: null, jobId: job.id }
 }
 
 const RANK: Record<string, number> = { queued: 0, sending: 1, sent: 2, delivered: 3, failed: 3 }

@@ -18,8 +18,26 @@ describe('twilio provider', () => {
     const since = Date.now()
     const sent = await p.send({ textId: 'txt_1', to: '+15035550170', body: 'Hello from the number' })
     expect(twilio.messages.at(-1)).toMatchObject({ sid: sent.id, from: TWILIO_FROM, messagingServiceSid: null })
-    expect(await p.findSent({ textId: 'txt_1', to: '+15035550170', body: 'Hello from the number' }, since)).toMatchObject({ id: sent.id })
-    expect(await p.findSent({ textId: 'txt_2', to: '+15035550170', body: 'Never sent' }, since)).toBeNull()
+    expect(await p.findSent({ textId: 'txt_1', to: '+15035550170', body: 'Hello from the number' }, since, () => false)).toMatchObject({ id: sent.id })
+    expect(await p.findSent({ textId: 'txt_2', to: '+15035550170', body: 'Never sent' }, since, () => false)).toBeNull()
+  })
+
+  test('two identical texts to one number never settle on the same message', async () => {
+    const p = provider(TWILIO_FROM)
+    const since = Date.now()
+    const first = await p.send({ textId: 'txt_4', to: '+15035550172', body: 'Your driver is on the way' })
+    // A second identical text was caught mid-send before Twilio took it: the first one's message is not it.
+    expect(await p.findSent({ textId: 'txt_5', to: '+15035550172', body: 'Your driver is on the way' }, since, (sid) => sid === first.id)).toBeNull()
+    const second = await p.send({ textId: 'txt_5', to: '+15035550172', body: 'Your driver is on the way' })
+    expect(await p.findSent({ textId: 'txt_5', to: '+15035550172', body: 'Your driver is on the way' }, since, (sid) => sid === first.id)).toMatchObject({ id: second.id })
+  })
+
+  test('an account with its own number sends from it, and is found by it', async () => {
+    const p = provider(SERVICE)
+    const since = Date.now()
+    const sent = await p.send({ textId: 'txt_6', to: '+15035550173', body: 'From our own number', from: '+15035550999' })
+    expect(twilio.messages.at(-1)).toMatchObject({ sid: sent.id, from: '+15035550999', messagingServiceSid: null })
+    expect(await p.findSent({ textId: 'txt_6', to: '+15035550173', body: 'From our own number', from: '+15035550999' }, since, () => false)).toMatchObject({ id: sent.id })
   })
 
   test('sends through a Messaging Service when TWILIO_FROM is an MG sid, and still finds the text', async () => {
@@ -27,7 +45,7 @@ describe('twilio provider', () => {
     const since = Date.now()
     const sent = await p.send({ textId: 'txt_3', to: '+15035550171', body: 'Hello from the service' })
     expect(twilio.messages.at(-1)).toMatchObject({ sid: sent.id, messagingServiceSid: SERVICE })
-    expect(await p.findSent({ textId: 'txt_3', to: '+15035550171', body: 'Hello from the service' }, since)).toMatchObject({ id: sent.id })
+    expect(await p.findSent({ textId: 'txt_3', to: '+15035550171', body: 'Hello from the service' }, since, () => false)).toMatchObject({ id: sent.id })
   })
 })
 

@@ -5,7 +5,7 @@ import { JobIdParams, ListOf, PageQuery } from '../jobs/job.model'
 import { listJobTexts } from './list-texts'
 import { TextMessage } from './text.model'
 import { applyDeliveryReport, handleInboundText } from './inbound'
-import { validTwilioSignature } from './providers'
+import { maskPhone, validTwilioSignature } from './providers'
 
 const xml = (body: string) => new Response(`<?xml version="1.0" encoding="UTF-8"?><Response>${body}</Response>`, { headers: { 'content-type': 'text/xml; charset=utf-8' } })
 const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!)
@@ -27,11 +27,11 @@ export function textRoutes(deps: AppDeps) {
       const p = await signed(request, '/sms/twilio/inbound')
       if (!p) return refused()
       const { reply, unmatched } = handleInboundText(
-        { db: deps.db, clock: deps.clock, publicUrl: deps.config.publicUrl, replyWindowMs: deps.config.smsReplyWindowMs },
-        { from: p.From ?? '', body: p.Body ?? '', sid: p.MessageSid ?? p.SmsSid ?? null, media: mediaUrls(p) },
+        { db: deps.db, clock: deps.clock, links: deps.links, replyWindowMs: deps.config.smsReplyWindowMs },
+        { from: p.From ?? '', to: p.To ?? '', body: p.Body ?? '', sid: p.MessageSid ?? p.SmsSid ?? null, media: mediaUrls(p) },
       )
-      // Nobody would see it otherwise: say so in the log, where the operator looks.
-      if (unmatched) deps.logger.warn({ from: p.From, message_sid: p.MessageSid ?? p.SmsSid, body: p.Body }, 'inbound text matched no open or recently finished job; not threaded')
+      // Nobody would see it otherwise: say so in the log, where the operator looks (the number masked).
+      if (unmatched) deps.logger.warn({ from: maskPhone(p.From ?? ''), to: p.To, message_sid: p.MessageSid ?? p.SmsSid, body: p.Body }, 'inbound text matched no open or recently finished job of an account that texted this number; not threaded')
       return xml(reply ? `<Message>${escapeXml(reply)}</Message>` : '')
     }, { detail: { hide: true } })
     .post('/sms/twilio/status', async ({ request }) => {

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core'
 
 /**
@@ -13,6 +14,8 @@ export const texts = sqliteTable('texts', {
   eventId: text('event_id'),
   recipient: text('recipient').notNull(), // customer | driver
   toPhone: text('to_phone'),
+  /** The number (or Messaging Service) it was sent from, set when the send begins. */
+  fromNumber: text('from_number'),
   template: text('template').notNull(),
   body: text('body').notNull(),
   status: text('status').notNull(), // queued | skipped | sending | sent | delivered | failed
@@ -24,7 +27,27 @@ export const texts = sqliteTable('texts', {
   provider: text('provider'),
   /** When the current send began (status sending), to find it at the provider after a crash. */
   sendingAt: integer('sending_at'),
+  /** queued: when it is due; sending: when the lease runs out and a pass asks the provider what became of it. */
   nextAttemptAt: integer('next_attempt_at'),
+  /** Who holds the lease while sending: `<host>:<pid>`. */
+  leaseOwner: text('lease_owner'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
-}, (t) => [index('texts_status_next_idx').on(t.status, t.nextAttemptAt), index('texts_job_idx').on(t.jobId, t.createdAt), index('texts_provider_id_idx').on(t.providerMessageId)])
+}, (t) => [
+  index('texts_open_due_idx').on(t.nextAttemptAt).where(sql`status IN ('queued', 'sending')`),
+  // Texts to one number go out in the order they were written: the oldest open one goes first.
+  index('texts_open_phone_idx').on(t.toPhone, t.createdAt, t.id).where(sql`status IN ('queued', 'sending')`),
+  index('texts_phone_idx').on(t.toPhone, t.createdAt),
+  index('texts_job_idx').on(t.jobId, t.createdAt),
+  index('texts_provider_id_idx').on(t.providerMessageId),
+])
+
+/** Inbound texts already handled, by the provider's message id: a provider's retry is answered again, never applied twice. */
+export const inboundTexts = sqliteTable('inbound_texts', {
+  messageSid: text('message_sid').primaryKey(),
+  accountId: text('account_id'),
+  jobId: text('job_id'),
+  /** The reply sent back (TwiML body text), if any. */
+  reply: text('reply'),
+  createdAt: integer('created_at').notNull(),
+})

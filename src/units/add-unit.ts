@@ -9,10 +9,10 @@ import type { UnitRow } from './unit.queries'
 export class UnitInputError extends Error {}
 
 /**
- * Adds a unit (truck and driver). It gets a device id that the driver enters in the Traccar
+ * Adds a unit (truck and driver), serving the given sites (none listed: every site of the account). It gets a device id that the driver enters in the Traccar
  * Client app (OsmAnd protocol) so their phone reports positions for this unit.
  */
-export function addUnit(db: Db, clock: Clock, input: { accountId: string; name: string; driverName?: string; driverPhone?: string; deviceId?: string; siteId?: string; country?: string }): UnitRow {
+export function addUnit(db: Db, clock: Clock, input: { accountId: string; name: string; driverName?: string; driverPhone?: string; deviceId?: string; siteIds?: string[] | null; country?: string }): UnitRow {
   const name = input.name.trim()
   if (!name) throw new UnitInputError('a unit needs a name')
   let phone: string | null = null
@@ -22,7 +22,7 @@ export function addUnit(db: Db, clock: Clock, input: { accountId: string; name: 
   }
   const now = clock.now()
   const row: UnitRow = {
-    id: newId('unit', now), accountId: input.accountId, siteId: input.siteId ?? null, name,
+    id: newId('unit', now), accountId: input.accountId, siteIds: input.siteIds?.length ? [...new Set(input.siteIds)] : null, name,
     driverName: input.driverName?.trim() || null, driverPhone: phone,
     deviceId: input.deviceId?.trim() || randomBase62(12), offDuty: false,
     lat: null, lng: null, accuracyM: null, heading: null, speedKph: null, positionAt: null,

@@ -1,5 +1,6 @@
 import type { Db } from '../db/client'
 import { decodeCursor, page, pageLimit } from '../platform/paging'
+import type { AccountScope } from '../accounts/account-scope'
 import { busyUnitIds, listUnits, positionOf, type UnitRow } from './unit.queries'
 
 /** A unit as the API shows it. */
@@ -10,15 +11,16 @@ export function unitView(u: UnitRow, busy: boolean) {
     name: u.name,
     driver: u.driverName || u.driverPhone ? { name: u.driverName, phone: u.driverPhone } : null,
     status: (u.offDuty ? 'off_duty' : busy ? 'busy' : 'available') as 'off_duty' | 'busy' | 'available',
+    site_ids: u.siteIds,
     position: positionOf(u),
   }
 }
 
-/** GET /units: the roster by name, with each unit's last shared position and whether it holds a job. */
-export function listUnitsPage(db: Db, accountId: string, query: { limit?: string; cursor?: string }) {
+/** GET /units: the roster by name (the units serving the caller's sites), with each unit's last shared position and whether it holds a job. */
+export function listUnitsPage(db: Db, scope: AccountScope, query: { limit?: string; cursor?: string }) {
   const limit = pageLimit(query.limit)
   const after = query.cursor ? decodeCursor<[string, string]>(query.cursor, ['string', 'string']) : undefined
-  const rows = listUnits(db, accountId, limit + 1, after ? { name: after[0], id: after[1] } : undefined)
-  const busy = busyUnitIds(db, accountId, rows.map((r) => r.id))
+  const rows = listUnits(db, scope, limit + 1, after ? { name: after[0], id: after[1] } : undefined)
+  const busy = busyUnitIds(db, scope.accountId, rows.map((r) => r.id))
   return page(rows, limit, (u) => unitView(u, busy.has(u.id)), (u) => [u.name, u.id])
 }

@@ -5,15 +5,18 @@ import { findAccountById } from '../accounts/account.queries'
 import { iso, systemClock } from '../platform/clock'
 import { addUnit, UnitInputError } from './add-unit'
 import { listUnits } from './unit.queries'
+import { resolveSites, SiteInputError } from '../accounts/add-site'
 
 const unitsAdd: Command = {
   name: 'units add',
   summary: 'Add a unit (truck and driver) and print its tracking device id',
-  usage: `towline units add --name NAME [--driver-name NAME] [--driver-phone PHONE] [--device-id ID] [--account ID] [--db FILE] [--json]
+  usage: `towline units add --name NAME [--driver-name NAME] [--driver-phone PHONE] [--site SITE]... [--device-id ID] [--account ID] [--db FILE] [--json]
 
 Adds a unit. The driver's phone shares its position with the free Traccar Client app:
-set its server URL to <public url>/osmand and its device identifier to the id printed here.`,
-  options: { ...DB_OPTIONS, name: { type: 'string' }, 'driver-name': { type: 'string' }, 'driver-phone': { type: 'string' }, 'device-id': { type: 'string' }, account: { type: 'string' } },
+set its server URL to <public url>/osmand and its device identifier to the id printed here.
+--site names a site (id or name) the unit serves; repeat it for several. Without it the unit
+serves every site of the account. Keys limited to sites see the units that serve them.`,
+  options: { ...DB_OPTIONS, name: { type: 'string' }, 'driver-name': { type: 'string' }, 'driver-phone': { type: 'string' }, site: { type: 'string', multiple: true }, 'device-id': { type: 'string' }, account: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db, config) => {
     if (!values.name?.trim()) throw new UsageError('--name is required')
@@ -21,12 +24,13 @@ set its server URL to <public url>/osmand and its device identifier to the id pr
     if (!account) throw new UsageError(`no account ${values.account}`)
     const accountId = account.id
     try {
-      const unit = addUnit(db, systemClock, { accountId, country: account.defaultCountry, name: values.name, driverName: values['driver-name'], driverPhone: values['driver-phone'], deviceId: values['device-id'] })
-      if (values.json) return printJson({ object: 'unit', id: unit.id, name: unit.name, driver: { name: unit.driverName, phone: unit.driverPhone }, device_id: unit.deviceId, osmand_url: `${config.publicUrl}/osmand` })
+      const siteIds = values.site?.length ? resolveSites(db, accountId, values.site).map((x) => x.id) : null
+      const unit = addUnit(db, systemClock, { accountId, country: account.defaultCountry, name: values.name, driverName: values['driver-name'], driverPhone: values['driver-phone'], deviceId: values['device-id'], siteIds })
+      if (values.json) return printJson({ object: 'unit', id: unit.id, name: unit.name, driver: { name: unit.driverName, phone: unit.driverPhone }, site_ids: unit.siteIds, device_id: unit.deviceId, osmand_url: `${config.publicUrl}/osmand` })
       process.stdout.write(unit.id + '\n')
       process.stderr.write(`Added unit "${unit.name}". In Traccar Client set the server URL to ${config.publicUrl}/osmand and the device identifier to ${unit.deviceId}.\n`)
     } catch (err) {
-      if (err instanceof UnitInputError) throw new UsageError(err.message)
+      if (err instanceof UnitInputError || err instanceof SiteInputError) throw new UsageError(err.message)
       if (String(err).includes('UNIQUE')) throw new UsageError(`device id ${values['device-id']} is already used by another unit`)
       throw err
     }
@@ -41,12 +45,12 @@ const unitsList: Command = {
   positionals: 0,
   run: ({ values }) => withDb(values, (db) => {
     const accountId = values.account ?? ensureDefaultAccount(db, systemClock).account.id
-    const rows = listUnits(db, accountId, 1000).map((u) => ({
-      id: u.id, name: u.name, driver_name: u.driverName, driver_phone: u.driverPhone, device_id: u.deviceId,
+    const rows = listUnits(db, { accountId, siteIds: null }, 1000).map((u) => ({
+      id: u.id, name: u.name, driver_name: u.driverName, driver_phone: u.driverPhone, site_ids: u.siteIds, device_id: u.deviceId,
       position: u.lat !== null ? `${u.lat.toFixed(5)},${u.lng!.toFixed(5)}` : null, position_at: iso(u.positionAt),
     }))
     if (values.json) return printJson({ object: 'list', data: rows })
-    process.stdout.write(rows.length ? table(rows, ['id', 'name', 'driver_name', 'driver_phone', 'device_id', 'position', 'position_at']) : 'No units yet. Add one with: towline units add --name "Truck 1"\n')
+    process.stdout.write(rows.length ? table(rows.map((r) => ({ ...r, sites: r.site_ids ? r.site_ids.join(',') : 'all' })), ['id', 'name', 'driver_name', 'driver_phone', 'sites', 'device_id', 'position', 'position_at']) : 'No units yet. Add one with: towline units add --name "Truck 1"\n')
   }),
 }
 

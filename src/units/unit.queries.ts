@@ -1,6 +1,7 @@
-import { and, asc, eq, gt, inArray, isNull, notInArray, or } from 'drizzle-orm'
+import { and, eq, inArray, isNull, notInArray } from 'drizzle-orm'
 import type { Db } from '../db/client'
 import { iso } from '../platform/clock'
+import { sitesCondition, type AccountScope } from '../accounts/account-scope'
 import { units } from './unit.table'
 import { jobs } from '../jobs/job.table'
 import { FINISHED } from '../jobs/job-status'
@@ -10,41 +11,59 @@ export type UnitRow = typeof units.$inferSelect
 /** Maps a raw units row (cached statements on hot paths skip drizzle's per-call prepare). */
 function toUnitRow(r: Record<string, any>): UnitRow {
   return {
-    id: r.id, accountId: r.account_id, siteId: r.site_id, name: r.name, driverName: r.driver_name, driverPhone: r.driver_phone,
-    deviceId: r.device_id, offDuty: r.off_duty === 1 || r.off_duty === true, lat: r.lat, lng: r.lng, accuracyM: r.accuracy_m,
-    heading: r.heading, speedKph: r.speed_kph, positionAt: r.position_at, createdAt: r.created_at, updatedAt: r.updated_at,
+    id: r.id, accountId: r.account_id, siteIds: r.site_ids === null || r.site_ids === undefined ? null : JSON.parse(r.site_ids), name: r.name,
+    driverName: r.driver_name, driverPhone: r.driver_phone, deviceId: r.device_id, offDuty: r.off_duty === 1 || r.off_duty === true,
+    lat: r.lat, lng: r.lng, accuracyM: r.accuracy_m, heading: r.heading, speedKph: r.speed_kph, positionAt: r.position_at,
+    createdAt: r.created_at, updatedAt: r.updated_at,
   }
 }
 
-/** Finds a unit of the account. */
+/** Finds a unit of the account (whatever its sites: a job's own unit is always shown on it). */
 export function findUnit(db: Db, accountId: string, id: string): UnitRow | undefined {
   const raw = db.$client.query<Record<string, any>, [string, string]>('SELECT * FROM units WHERE id = ? AND account_id = ?').get(id, accountId)
   return raw ? toUnitRow(raw) : undefined
 }
 
+/** Finds a unit the caller may see: of its account and serving one of its sites (or every site). */
+export function findVisibleUnit(db: Db, scope: AccountScope, id: string): UnitRow | undefined {
+  const sites = sitesCondition(scope, 'site_ids')
+  const raw = db.$client.query<Record<string, any>, string[]>(`SELECT * FROM units WHERE id = ? AND account_id = ?${sites.sql}`).get(id, scope.accountId, ...sites.params)
+  return raw ? toUnitRow(raw) : undefined
+}
+
+/** Tells whether a unit serves a site (a unit with no sites listed serves every site of its account). */
+export const servesSite = (unit: UnitRow, siteId: string) => unit.siteIds === null || unit.siteIds.includes(siteId)
+
 /** Finds the unit a tracking device reports for. */
 export function findUnitByDevice(db: Db, deviceId: string): UnitRow | undefined {
-  return db.select().from(units).where(eq(units.deviceId, deviceId)).get()
+  const raw = db.$client.query<Record<string, any>, [string]>('SELECT * FROM units WHERE device_id = ?').get(deviceId)
+  return raw ? toUnitRow(raw) : undefined
 }
 
 /** Loads units by id (for a page of jobs). */
 export function unitsByIds(db: Db, ids: string[]): Map<string, UnitRow> {
   if (!ids.length) return new Map()
-  return new Map(db.select().from(units).where(inArray(units.id, [...new Set(ids)])).all().map((u) => [u.id, u]))
+  const unique = [...new Set(ids)]
+  const rows = db.$client.query<Record<string, any>, string[]>(`SELECT * FROM units WHERE id IN (${unique.map(() => '?').join(', ')})`).all(...unique)
+  return new Map(rows.map((r) => [r.id as string, toUnitRow(r)]))
 }
 
-/** The unit's last shared position, or null. */
+/** The unit's last shared position, or null (a stored value that cannot be a position shows as none). */
 export function positionOf(u: UnitRow | undefined | null) {
   if (!u || u.lat === null || u.lng === null || u.positionAt === null) return null
-  return { lat: u.lat, lng: u.lng, accuracy_m: u.accuracyM, heading: u.heading, speed_kph: u.speedKph, recorded_at: iso(u.positionAt)! }
+  const recordedAt = iso(u.positionAt)
+  if (recordedAt === null) return null
+  return { lat: u.lat, lng: u.lng, accuracy_m: u.accuracyM, heading: u.heading, speed_kph: u.speedKph, recorded_at: recordedAt }
 }
 
-/** Lists an account's units by name, after the cursor (name, id). */
-export function listUnits(db: Db, accountId: string, limit: number, after?: { name: string; id: string }): UnitRow[] {
-  const where = after
-    ? and(eq(units.accountId, accountId), or(gt(units.name, after.name), and(eq(units.name, after.name), gt(units.id, after.id))))
-    : eq(units.accountId, accountId)
-  return db.select().from(units).where(where).orderBy(asc(units.name), asc(units.id)).limit(limit).all()
+/** Lists the units a caller may see by name, after the cursor (name, id). */
+export function listUnits(db: Db, scope: AccountScope, limit: number, after?: { name: string; id: string }): UnitRow[] {
+  const sites = sitesCondition(scope, 'site_ids')
+  const params: (string | number)[] = [scope.accountId, ...sites.params]
+  let where = `account_id = ?${sites.sql}`
+  if (after) { where += ' AND (name > ? OR (name = ? AND id > ?))'; params.push(after.name, after.name, after.id) }
+  params.push(limit)
+  return db.$client.query<Record<string, any>, (string | number)[]>(`SELECT * FROM units WHERE ${where} ORDER BY name, id LIMIT ?`).all(...params).map(toUnitRow)
 }
 
 /** Ids of the units that hold an unfinished, unarchived job. */

@@ -12,6 +12,7 @@ const Unit = t.Object({
   name: t.String(),
   driver: t.Nullable(t.Object({ name: t.Nullable(t.String()), phone: t.Nullable(t.String()) })),
   status: oneOf(['available', 'busy', 'off_duty']),
+  site_ids: t.Nullable(t.Array(t.String()), { description: 'The sites the unit serves, or null for every site of the account.' }),
   position: PositionSchema,
 })
 
@@ -38,10 +39,10 @@ export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
     .get('/osmand', ingest, { detail: { hide: true } })
     .post('/osmand', ingest, { detail: { hide: true } })
     .use(new Elysia({ prefix: '/api/v1' }).use(auth)
-      .get('/units', ({ principal, query }) => listUnitsPage(deps.db, principal.accountId, query), {
+      .get('/units', ({ principal, query }) => listUnitsPage(deps.db, { accountId: principal.accountId, siteIds: principal.siteIds }, query), {
         scope: 'roster:read',
         query: PageQuery,
         response: { 200: ListOf(Unit) },
-        detail: { summary: 'List units', description: 'Drivers and trucks by name, each with its last shared position (null until the driver\'s phone reports) and status: available, busy (holds an unfinished job) or off_duty.', tags: ['Roster'] },
+        detail: { summary: 'List units', description: 'Drivers and trucks by name (a key limited to sites sees the units serving them), each with its last shared position (null until the driver\'s phone reports) and status: available, busy (holds an unfinished job) or off_duty.', tags: ['Roster'] },
       }))
 }

@@ -5,7 +5,8 @@ import { accounts } from '../accounts/account.table'
 export const units = sqliteTable('units', {
   id: text('id').primaryKey(),
   accountId: text('account_id').notNull().references(() => accounts.id),
-  siteId: text('site_id'),
+  /** JSON array of the site ids the unit serves, or null for every site of the account. */
+  siteIds: text('site_ids', { mode: 'json' }).$type<string[]>(),
   name: text('name').notNull(),
   driverName: text('driver_name'),
   driverPhone: text('driver_phone'),

@@ -3,6 +3,8 @@ import { newId } from '../platform/ids'
 import { jobEventView, type JobEventRow } from '../jobs/job-events'
 import type { JobRow } from '../jobs/job.view'
 import { presentJob } from '../jobs/present-job'
+import type { JobLinks } from '../jobs/job-links'
+import { markEndpointsDue } from './webhook.queries'
 
 /** Woken after deliveries are written, so the scheduler sends them without polling. */
 let wakeScheduler: () => void = () => {}
@@ -27,31 +29,35 @@ export function envelopeEvent(e: JobEventRow) {
 
 /**
  * Writes one delivery per subscribed endpoint (active or paused) for each event, inside the
- * caller's transaction, with the job as GET /jobs/{id} shows it at that moment. Nothing is
- * sent here: the scheduler reads what the commit wrote, so a crash never loses an event.
+ * caller's transaction, with the job as GET /jobs/{id} shows it at that moment. An endpoint made
+ * by a key limited to sites receives only the jobs of those sites. Nothing is sent here: the
+ * scheduler reads what the commit wrote, so a crash never loses an event.
  */
-export function fanOutJobEvents(tx: Db, publicUrl: string, job: JobRow, events: JobEventRow[], nowMs: number): void {
+export function fanOutJobEvents(tx: Db, links: JobLinks, job: JobRow, events: JobEventRow[], nowMs: number): void {
   if (!events.length) return
-  const endpoints = tx.$client.query<{ id: string; events: string }, [string]>(
-    'SELECT id, events FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL',
+  const endpoints = tx.$client.query<{ id: string; events: string; site_ids: string | null }, [string]>(
+    'SELECT id, events, site_ids FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL',
   ).all(job.accountId)
-  if (!endpoints.length) return
-  const subscribed = endpoints.map((e) => ({ id: e.id, events: JSON.parse(e.events) as string[] }))
-  const jobJson = JSON.stringify(presentJob(tx, publicUrl, job))
+  const subscribed = endpoints
+    .map((e) => ({ id: e.id, events: JSON.parse(e.events) as string[], siteIds: e.site_ids ? (JSON.parse(e.site_ids) as string[]) : null }))
+    .filter((e) => e.siteIds === null || e.siteIds.includes(job.siteId))
+  if (!subscribed.length) return
+  const jobJson = JSON.stringify(presentJob(tx, links, job))
   const insertPayload = tx.$client.query('INSERT INTO webhook_event_payloads (event_id, account_id, data, created_at) VALUES (?, ?, ?, ?)')
   // data stays NULL: the event's payload is written once above, however many endpoints get it.
   const insert = tx.$client.query(
     `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
   )
-  let queued = 0
+  const due = new Set<string>()
   for (const event of events) {
     const to = subscribed.filter((e) => subscribes(e.events, event.type))
     if (!to.length) continue
     insertPayload.run(event.id, job.accountId, `{"job":${jobJson},"event":${JSON.stringify(envelopeEvent(event))}}`, nowMs)
-    for (const e of to) insert.run(newId('dlv', nowMs), job.accountId, e.id, event.id, event.type, nowMs, nowMs, nowMs)
-    queued += to.length
+    for (const e of to) { insert.run(newId('dlv', nowMs), job.accountId, e.id, event.id, event.type, nowMs, nowMs, nowMs); due.add(e.id) }
   }
+  if (!due.size) return
+  markEndpointsDue(tx, [...due], nowMs)
   // After the caller's (synchronous) transaction has committed.
-  if (queued) queueMicrotask(() => wakeScheduler())
+  queueMicrotask(() => wakeScheduler())
 }

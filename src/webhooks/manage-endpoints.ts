@@ -1,13 +1,17 @@
 import type { Db } from '../db/client'
 import { inTransaction } from '../db/client'
 import type { Clock } from '../platform/clock'
-import { validationFailed } from '../platform/errors'
+import { AppError, validationFailed } from '../platform/errors'
+import type { AccountScope } from '../accounts/account-scope'
 import { newId } from '../platform/ids'
 import { isPrivateAddress, resolveHost } from '../platform/net'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { mintSecret } from './signature'
 import { wakeDeliveries } from './fan-out'
-import { findEndpointOrThrow, type EndpointRow } from './webhook.queries'
+import { countEndpoints, findEndpointOrThrow, refreshEndpointDue, type EndpointRow } from './webhook.queries'
+
+/** Live endpoints one account may have: enough for any integration, few enough that no tenant can weigh on the others. */
+export const MAX_ENDPOINTS_PER_ACCOUNT = 100
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000
@@ -41,34 +45,45 @@ export function checkEvents(events: string[]): string[] {
   return [...new Set(events)]
 }
 
-/** Adds an endpoint; the secret is returned here and on rotation only. */
-export async function createEndpoint(deps: EndpointDeps, accountId: string, input: { url: string; events: string[]; description?: string | null }) {
-  const url = await checkTargetUrl(input.url, deps.allowPrivate)
+/**
+ * Adds an endpoint; the secret is returned here and on rotation only. An endpoint made by a key
+ * limited to sites receives the jobs of those sites only, and only such keys (or unlimited ones)
+ * manage it.
+ */
+export async function createEndpoint(deps: EndpointDeps, scope: AccountScope, input: { url: string; events: string[]; description?: string | null }) {
   const events = checkEvents(input.events)
+  const url = await checkTargetUrl(input.url, deps.allowPrivate)
   const now = deps.clock.now()
   const row: EndpointRow = {
-    id: newId('whk', now), accountId, url, description: input.description?.trim() || null, events, status: 'active', pausedReason: null,
-    secret: mintSecret(), previousSecret: null, previousSecretExpiresAt: null, consecutiveFailures: 0, createdAt: now, updatedAt: now, deletedAt: null,
+    id: newId('whk', now), accountId: scope.accountId, url, description: input.description?.trim() || null, events, status: 'active', pausedReason: null,
+    secret: mintSecret(), previousSecret: null, previousSecretExpiresAt: null, consecutiveFailures: 0, siteIds: scope.siteIds, nextDueAt: null,
+    createdAt: now, updatedAt: now, deletedAt: null,
   }
-  deps.db.$client.query(
-    `INSERT INTO webhook_endpoints (id, account_id, url, description, events, status, paused_reason, secret, consecutive_failures, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, 'active', NULL, ?, 0, ?, ?)`,
-  ).run(row.id, accountId, url, row.description, JSON.stringify(events), row.secret, now, now)
+  inTransaction(deps.db, () => {
+    // Counted in the insert's transaction, so concurrent creates cannot pass the cap together.
+    if (countEndpoints(deps.db, scope.accountId) >= MAX_ENDPOINTS_PER_ACCOUNT) {
+      throw new AppError('limit_exceeded', `This account already has ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints, the most it may have. Delete one first, or subscribe one endpoint to more event types.`, { limit: MAX_ENDPOINTS_PER_ACCOUNT })
+    }
+    deps.db.$client.query(
+      `INSERT INTO webhook_endpoints (id, account_id, url, description, events, status, paused_reason, secret, consecutive_failures, site_ids, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'active', NULL, ?, 0, ?, ?, ?)`,
+    ).run(row.id, scope.accountId, url, row.description, JSON.stringify(events), row.secret, scope.siteIds ? JSON.stringify(scope.siteIds) : null, now, now)
+  })
   return row
 }
 
 /** Changes an endpoint: URL, events, description, pause/resume, secret rotation. Returns it and, on rotation, the new secret. */
 export async function updateEndpoint(
   deps: EndpointDeps,
-  accountId: string,
+  scope: AccountScope,
   id: string,
   input: { url?: string; events?: string[]; description?: string | null; status?: 'active' | 'paused'; rotate_secret?: boolean },
 ): Promise<{ endpoint: EndpointRow; secret?: string }> {
-  findEndpointOrThrow(deps.db, accountId, id)
-  const url = input.url !== undefined ? await checkTargetUrl(input.url, deps.allowPrivate) : undefined
+  findEndpointOrThrow(deps.db, scope, id)
   const events = input.events !== undefined ? checkEvents(input.events) : undefined
+  const url = input.url !== undefined ? await checkTargetUrl(input.url, deps.allowPrivate) : undefined
   const result = inTransaction(deps.db, () => {
-    const e = findEndpointOrThrow(deps.db, accountId, id)
+    const e = findEndpointOrThrow(deps.db, scope, id)
     const now = deps.clock.now()
     const next: EndpointRow = { ...e, updatedAt: now }
     if (url !== undefined) next.url = url
@@ -89,6 +104,8 @@ export async function updateEndpoint(
          secret = ?, previous_secret = ?, previous_secret_expires_at = ?, updated_at = ? WHERE id = ?`,
     ).run(next.url, JSON.stringify(next.events), next.description, next.status, next.pausedReason, next.consecutiveFailures,
       next.secret, next.previousSecret, next.previousSecretExpiresAt, now, id)
+    // A resumed endpoint is due again from its oldest held delivery.
+    if (next.status === 'active' && e.status !== 'active') refreshEndpointDue(deps.db, id, now)
     return { endpoint: next, secret }
   })
   wakeDeliveries() // a resume sends held deliveries now; other changes take effect from the next pass
@@ -96,12 +113,13 @@ export async function updateEndpoint(
 }
 
 /** Deletes an endpoint: it disappears from the API and its undelivered deliveries are cancelled. */
-export function deleteEndpoint(deps: EndpointDeps, accountId: string, id: string): EndpointRow {
+export function deleteEndpoint(deps: EndpointDeps, scope: AccountScope, id: string): EndpointRow {
   return inTransaction(deps.db, () => {
-    const e = findEndpointOrThrow(deps.db, accountId, id)
+    const e = findEndpointOrThrow(deps.db, scope, id)
     const now = deps.clock.now()
-    deps.db.$client.query('UPDATE webhook_endpoints SET deleted_at = ?, updated_at = ? WHERE id = ?').run(now, now, id)
-    deps.db.$client.query("UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE endpoint_id = ? AND status = 'pending'").run(now, id)
+    deps.db.$client.query('UPDATE webhook_endpoints SET deleted_at = ?, next_due_at = NULL, updated_at = ? WHERE id = ?').run(now, now, id)
+    // Open deliveries are cancelled; one in flight finishes, is logged, and stays cancelled.
+    deps.db.$client.query("UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE endpoint_id = ? AND status IN ('pending', 'sending')").run(now, id)
     queueMicrotask(wakeDeliveries)
     return { ...e, deletedAt: now }
   })

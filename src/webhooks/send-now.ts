@@ -1,12 +1,17 @@
 import type { Db } from '../db/client'
+import type { AccountScope } from '../accounts/account-scope'
 import type { Clock } from '../platform/clock'
-import { notFound } from '../platform/errors'
+import { AppError, notFound } from '../platform/errors'
 import { newId } from '../platform/ids'
-import { recordAttempt } from './record-attempt'
-import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
+import { LEASE_OWNER } from '../platform/lease-owner'
+import { claimDelivery, recordAttempt } from './record-attempt'
+import { attemptDelivery, envelope, type AttemptResult, type SendSettings } from './send-attempt'
 import { DELIVERIES_WITH_DATA, DELIVERY_DATA, findEndpointOrThrow } from './webhook.queries'
 
 export interface SendNowDeps { db: Db; clock: Clock; schedule: number[]; send: Omit<SendSettings, 'signal'> }
+
+/** How long a ping or a manual resend holds its delivery (the send timeout + 5 s). */
+const leaseFor = (deps: SendNowDeps) => deps.clock.now() + deps.send.timeoutMs + 5_000
 
 /** What POST /webhooks/{id}/test and a resend answer: what the endpoint said. */
 export function attemptView(r: AttemptResult, deliveryId: string) {
@@ -14,36 +19,55 @@ export function attemptView(r: AttemptResult, deliveryId: string) {
 }
 
 /** Sends a `ping` to one endpoint now (paused or not) and records it; pings never count toward pausing. */
-export async function pingEndpoint(deps: SendNowDeps, accountId: string, endpointId: string) {
-  const e = findEndpointOrThrow(deps.db, accountId, endpointId)
+export async function pingEndpoint(deps: SendNowDeps, scope: AccountScope, endpointId: string) {
+  const e = findEndpointOrThrow(deps.db, scope, endpointId)
   const now = deps.clock.now()
   const id = newId('dlv', now)
+  const lease = leaseFor(deps)
   const data = JSON.stringify({ job: null, event: { type: 'ping', from: null, to: null, actor: 'system', detail: { endpoint_id: e.id }, sequence: 0, created_at: new Date(now).toISOString() } })
   deps.db.$client.query(
-    `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_type, data, status, attempts, created_at, updated_at) VALUES (?, ?, ?, 'ping', ?, 'sending', 0, ?, ?)`,
-  ).run(id, accountId, e.id, data, now, now)
-  const result = await attemptDelivery(e, { id, type: 'ping', accountId, attempts: 0, createdAt: now, data }, deps.clock.now(), deps.send)
-  recordAttempt(deps.db, { id, endpointId: e.id, eventType: 'ping', attempts: 0, firstAttemptAt: null, status: 'sending' }, result,
+    `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_type, data, status, attempts, next_attempt_at, lease_owner, created_at, updated_at) VALUES (?, ?, ?, 'ping', ?, 'sending', 0, ?, ?, ?, ?)`,
+  ).run(id, e.accountId, e.id, data, lease, LEASE_OWNER, now, now)
+  const result = await attemptDelivery(e, { id, type: 'ping', accountId: e.accountId, attempts: 0, createdAt: now, data }, deps.clock.now(), deps.send)
+  recordAttempt(deps.db, { id, endpointId: e.id, eventType: 'ping', attempts: 0, firstAttemptAt: null, lease, restore: { status: 'failed', nextAttemptAt: null } }, result,
     { nowMs: deps.clock.now(), schedule: deps.schedule, countsTowardPause: false, retries: false })
   return attemptView(result, id)
 }
 
-/** Sends one delivery again now, with the same id and the next attempt number (resend, as Stripe and Svix offer). */
-export async function resendDelivery(deps: SendNowDeps, accountId: string, endpointId: string, deliveryId: string) {
-  const e = findEndpointOrThrow(deps.db, accountId, endpointId)
+/**
+ * Sends one delivery again now, with the same id and the next attempt number (resend, as Stripe
+ * and Svix offer). It takes the delivery's lease like the scheduler, so the two never send it at
+ * once: a delivery in flight answers 409 delivery_in_flight. A failed resend leaves the
+ * delivery's own schedule as it was.
+ */
+export async function resendDelivery(deps: SendNowDeps, scope: AccountScope, endpointId: string, deliveryId: string) {
+  const e = findEndpointOrThrow(deps.db, scope, endpointId)
   const d = deps.db.$client.query<Record<string, any>, [string, string]>(`SELECT d.*, ${DELIVERY_DATA} FROM ${DELIVERIES_WITH_DATA} WHERE d.id = ? AND d.endpoint_id = ?`).get(deliveryId, e.id)
   if (!d) throw notFound('delivery', deliveryId)
-  const result = await attemptDelivery(e, { id: d.id, type: d.event_type, accountId, attempts: d.attempts, createdAt: d.created_at, data: d.data }, deps.clock.now(), deps.send)
-  // A manual resend settles the delivery on success; on failure a pending delivery keeps its schedule.
-  recordAttempt(deps.db, { id: d.id, endpointId: e.id, eventType: d.event_type, attempts: d.attempts, firstAttemptAt: d.first_attempt_at, status: d.status === 'sending' ? 'failed' : d.status }, result,
+  const now = deps.clock.now()
+  const lease = leaseFor(deps)
+  const claimed = claimDelivery(deps.db, d.id, now, lease, false, LEASE_OWNER)
+  if (!claimed) throw new AppError('delivery_in_flight', 'That delivery is being attempted right now; its attempts show the outcome in a moment.', { delivery_id: d.id })
+  // A lease a crash left behind counts as due now; the scheduler's retries carry on after a failed resend.
+  const restore = claimed.status === 'sending' ? { status: 'pending', nextAttemptAt: now } : { status: claimed.status, nextAttemptAt: claimed.nextAttemptAt }
+  const result = await attemptDelivery(e, { id: d.id, type: d.event_type, accountId: e.accountId, attempts: claimed.attempts, createdAt: d.created_at, data: d.data }, deps.clock.now(), deps.send)
+  recordAttempt(deps.db, { id: d.id, endpointId: e.id, eventType: d.event_type, attempts: claimed.attempts, firstAttemptAt: claimed.firstAttemptAt, lease, restore }, result,
     { nowMs: deps.clock.now(), schedule: deps.schedule, countsTowardPause: false, retries: false })
   return attemptView(result, d.id)
 }
 
-/** The last attempts to an endpoint, newest first (at most 100). */
-export function listAttempts(db: Db, accountId: string, endpointId: string, limit: number) {
-  const e = findEndpointOrThrow(db, accountId, endpointId)
-  const rows = db.$client.query<Record<string, any>, [string, number]>('SELECT * FROM webhook_attempts WHERE endpoint_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?').all(e.id, limit)
+/**
+ * The last attempts to an endpoint, newest first (at most 100). Each request body is rebuilt
+ * from the delivery and its event's payload: the envelope is a pure function of them and the
+ * attempt number, so it is not stored once per attempt.
+ */
+export function listAttempts(db: Db, scope: AccountScope, endpointId: string, limit: number) {
+  const e = findEndpointOrThrow(db, scope, endpointId)
+  const rows = db.$client.query<Record<string, any>, [string, number]>(
+    `SELECT a.*, d.account_id AS d_account_id, d.created_at AS d_created_at, ${DELIVERY_DATA}
+       FROM webhook_attempts a LEFT JOIN webhook_deliveries d ON d.id = a.delivery_id LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id
+      WHERE a.endpoint_id = ? ORDER BY a.created_at DESC, a.rowid DESC LIMIT ?`,
+  ).all(e.id, limit)
   return {
     object: 'list' as const,
     has_more: false,
@@ -56,7 +80,7 @@ export function listAttempts(db: Db, accountId: string, endpointId: string, limi
       attempt: r.attempt,
       status: r.status as 'succeeded' | 'failed',
       request_headers: JSON.parse(r.request_headers) as Record<string, string>,
-      request_body: r.request_body as string,
+      request_body: r.data === null || r.data === undefined ? '' : envelope({ id: r.delivery_id, type: r.event_type, accountId: r.d_account_id, attempt: r.attempt, createdAt: r.d_created_at, data: r.data }),
       response_status: r.response_status as number | null,
       response_headers: r.response_headers ? (JSON.parse(r.response_headers) as Record<string, string>) : null,
       response_body: r.response_body as string | null,

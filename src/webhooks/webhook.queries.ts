@@ -1,5 +1,7 @@
 import type { Db } from '../db/client'
+import type { AccountScope } from '../accounts/account-scope'
 import { notFound } from '../platform/errors'
+import { decodeCursor, page } from '../platform/paging'
 import type { webhookEndpoints } from './webhook.table'
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect
@@ -16,20 +18,52 @@ export function toEndpointRow(r: Record<string, any>): EndpointRow {
   return {
     id: r.id, accountId: r.account_id, url: r.url, description: r.description, events: JSON.parse(r.events), status: r.status,
     pausedReason: r.paused_reason, secret: r.secret, previousSecret: r.previous_secret, previousSecretExpiresAt: r.previous_secret_expires_at,
-    consecutiveFailures: r.consecutive_failures, createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
+    consecutiveFailures: r.consecutive_failures, siteIds: r.site_ids ? JSON.parse(r.site_ids) : null, nextDueAt: r.next_due_at,
+    createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
   }
 }
 
-/** Finds a live endpoint of the account, or throws 404. */
-export function findEndpointOrThrow(db: Db, accountId: string, id: string): EndpointRow {
-  const raw = db.$client.query<Record<string, any>, [string, string]>('SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted_at IS NULL').get(id, accountId)
-  if (!raw) throw notFound('webhook endpoint', id)
-  return toEndpointRow(raw)
+/**
+ * Tells whether a caller manages an endpoint: a key for every site manages them all; a key
+ * limited to sites manages the endpoints made for those sites only (never one that receives
+ * jobs of a site it cannot see).
+ */
+export function managesEndpoint(scope: AccountScope, e: Pick<EndpointRow, 'accountId' | 'siteIds'>): boolean {
+  if (e.accountId !== scope.accountId) return false
+  if (scope.siteIds === null) return true
+  return e.siteIds !== null && e.siteIds.every((s) => scope.siteIds!.includes(s))
 }
 
-/** Lists an account's live endpoints, oldest first. */
-export function listEndpointRows(db: Db, accountId: string): EndpointRow[] {
-  return db.$client.query<Record<string, any>, [string]>('SELECT * FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL ORDER BY created_at, id').all(accountId).map(toEndpointRow)
+/** Finds a live endpoint the caller manages, or throws 404 (other accounts' and sites' answer as unknown ones). */
+export function findEndpointOrThrow(db: Db, scope: AccountScope, id: string): EndpointRow {
+  const raw = db.$client.query<Record<string, any>, [string, string]>('SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted_at IS NULL').get(id, scope.accountId)
+  const row = raw ? toEndpointRow(raw) : undefined
+  if (!row || !managesEndpoint(scope, row)) throw notFound('webhook endpoint', id)
+  return row
+}
+
+/** Counts an account's live endpoints. */
+export function countEndpoints(db: Db, accountId: string): number {
+  return db.$client.query<{ n: number }, [string]>('SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL').get(accountId)!.n
+}
+
+/** Lists the live endpoints a caller manages, oldest first, cursor-paged like every list. */
+export function listEndpointsPage(db: Db, scope: AccountScope, limit: number, cursor: string | undefined) {
+  const [afterAt, afterId] = cursor ? decodeCursor<[number, string]>(cursor, ['number', 'string']) : [-1, '']
+  const rows: EndpointRow[] = []
+  // Site filtering is done here (endpoints per account are capped), so read on until the page is full.
+  let at = afterAt
+  let id = afterId
+  for (;;) {
+    const batch = db.$client.query<Record<string, any>, [string, number, number, string, number]>(
+      'SELECT * FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?',
+    ).all(scope.accountId, at, at, id, 200).map(toEndpointRow)
+    for (const e of batch) if (managesEndpoint(scope, e)) rows.push(e)
+    if (batch.length < 200 || rows.length > limit) break
+    at = batch.at(-1)!.createdAt
+    id = batch.at(-1)!.id
+  }
+  return page(rows, limit, endpointView, (e) => [e.createdAt, e.id])
 }
 
 /** The endpoint as the API shows it (never its secret). */
@@ -43,7 +77,29 @@ export function endpointView(e: EndpointRow) {
     paused_reason: e.pausedReason as 'manual' | 'failures' | null,
     description: e.description,
     consecutive_failures: e.consecutiveFailures,
+    site_ids: e.siteIds,
     created_at: new Date(e.createdAt).toISOString(),
     updated_at: new Date(e.updatedAt).toISOString(),
   }
+}
+
+/**
+ * Sets an endpoint's `next_due_at` from its open deliveries: the lease expiry of one in flight
+ * (nothing more goes there before it ends), else the due time of the oldest open one, else null.
+ */
+export function refreshEndpointDue(db: Db, endpointId: string, nowMs: number): void {
+  db.$client.query<unknown, [string, number]>(
+    `UPDATE webhook_endpoints SET next_due_at = coalesce(
+       (SELECT min(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'sending' AND next_attempt_at > ?2),
+       (SELECT min(v) FROM (
+          SELECT min(next_attempt_at) AS v FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'sending'
+          UNION ALL SELECT min(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'pending')))
+     WHERE id = ?1`,
+  ).run(endpointId, nowMs)
+}
+
+/** Lowers endpoints' `next_due_at` to `atMs` (new deliveries are due then); never raises it. */
+export function markEndpointsDue(db: Db, endpointIds: string[], atMs: number): void {
+  const lower = db.$client.query<unknown, [number, string, number]>('UPDATE webhook_endpoints SET next_due_at = ? WHERE id = ? AND (next_due_at IS NULL OR next_due_at > ?)')
+  for (const id of endpointIds) lower.run(atMs, id, atMs)
 }

@@ -1,12 +1,13 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../app'
 import type { AuthPlugin } from '../accounts/auth.plugin'
-import { ListOf } from '../jobs/job.model'
+import { ListOf, PageQuery } from '../jobs/job.model'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { oneOf } from '../platform/schema'
 import { createEndpoint, deleteEndpoint, updateEndpoint } from './manage-endpoints'
 import { listAttempts, pingEndpoint, resendDelivery } from './send-now'
-import { endpointView, findEndpointOrThrow, listEndpointRows } from './webhook.queries'
+import { endpointView, findEndpointOrThrow, listEndpointsPage } from './webhook.queries'
+import type { Principal } from '../accounts/authenticate'
 import { pageLimit } from '../platform/paging'
 
 const strict = { additionalProperties: false } as const
@@ -20,6 +21,7 @@ const Endpoint = t.Object({
   paused_reason: t.Nullable(oneOf(['manual', 'failures'])),
   description: t.Nullable(t.String()),
   consecutive_failures: t.Integer(),
+  site_ids: t.Nullable(t.Array(t.String()), { description: 'The sites whose jobs it receives (those of the key that made it), or null for every site.' }),
   created_at: t.String({ format: 'date-time' }),
   updated_at: t.String({ format: 'date-time' }),
   secret: t.Optional(t.String({ description: 'whsec_...: returned only on creation and rotation. Keyed HMAC-SHA256 of "<t>.<raw body>".' })),
@@ -42,27 +44,29 @@ export function webhookRoutes(auth: AuthPlugin, deps: AppDeps) {
   const manage = { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhookAllowPrivate }
   const sendNow = { db: deps.db, clock: deps.clock, schedule: deps.config.webhookRetryScheduleMs, send: deps.webhookSend }
   const tags = ['Webhooks']
+  const scopeOf = (p: Principal) => ({ accountId: p.accountId, siteIds: p.siteIds })
   return new Elysia({ prefix: '/api/v1' }).use(auth)
-    .get('/webhooks', ({ principal }) => ({ object: 'list' as const, data: listEndpointRows(deps.db, principal.accountId).map(endpointView), has_more: false, next_cursor: null }), {
+    .get('/webhooks', ({ principal, query }) => listEndpointsPage(deps.db, scopeOf(principal), pageLimit(query.limit), query.cursor), {
       scope: 'webhooks:manage',
+      query: PageQuery,
       response: { 200: ListOf(Endpoint) },
-      detail: { summary: 'List webhook endpoints', tags },
+      detail: { summary: 'List webhook endpoints', description: 'Oldest first, cursor-paged like every list. A key limited to sites sees the endpoints made for its sites.', tags },
     })
     .post('/webhooks', async ({ principal, body, set }) => {
-      const e = await createEndpoint(manage, principal.accountId, body)
+      const e = await createEndpoint(manage, scopeOf(principal), body)
       set.status = 201
       return { ...endpointView(e), secret: e.secret }
     }, {
       scope: 'webhooks:manage',
       body: t.Object({ url: t.String({ maxLength: 2048, description: 'https only.' }), events: EventList, description: t.Optional(t.Nullable(t.String({ maxLength: 500 }))) }, strict),
       response: { 201: Endpoint },
-      detail: { summary: 'Add a webhook endpoint', description: 'https URLs only; loopback, private and link-local targets are refused unless the operator allows them. The secret is returned once, here.', tags, 'x-success-description': 'The endpoint was added; store its secret now.' },
+      detail: { summary: 'Add a webhook endpoint', description: 'https URLs only; loopback, private and link-local targets are refused unless the operator allows them. The secret is returned once, here. An endpoint made by a key limited to sites receives the jobs of those sites only. An account has at most 100 endpoints.', tags, 'x-error-codes': ['limit_exceeded'], 'x-success-description': 'The endpoint was added; store its secret now.' },
     })
-    .get('/webhooks/:id', ({ principal, params }) => endpointView(findEndpointOrThrow(deps.db, principal.accountId, params.id)), {
+    .get('/webhooks/:id', ({ principal, params }) => endpointView(findEndpointOrThrow(deps.db, scopeOf(principal), params.id)), {
       scope: 'webhooks:manage', params: IdParams, response: { 200: Endpoint }, detail: { summary: 'Get a webhook endpoint', tags },
     })
     .patch('/webhooks/:id', async ({ principal, params, body }) => {
-      const { endpoint, secret } = await updateEndpoint(manage, principal.accountId, params.id, body)
+      const { endpoint, secret } = await updateEndpoint(manage, scopeOf(principal), params.id, body)
       return secret ? { ...endpointView(endpoint), secret } : endpointView(endpoint)
     }, {
       scope: 'webhooks:manage',
@@ -78,28 +82,28 @@ export function webhookRoutes(auth: AuthPlugin, deps: AppDeps) {
       detail: { summary: 'Change, pause, resume or rotate an endpoint', tags },
     })
     .delete('/webhooks/:id', ({ principal, params }) => {
-      const e = deleteEndpoint(manage, principal.accountId, params.id)
+      const e = deleteEndpoint(manage, scopeOf(principal), params.id)
       return { object: 'webhook_endpoint' as const, id: e.id, deleted: true as const }
     }, {
       scope: 'webhooks:manage', params: IdParams,
       response: { 200: t.Object({ object: t.Literal('webhook_endpoint'), id: t.String(), deleted: t.Literal(true) }) },
       detail: { summary: 'Delete an endpoint', description: 'Its undelivered deliveries are cancelled.', tags },
     })
-    .post('/webhooks/:id/test', ({ principal, params }) => pingEndpoint(sendNow, principal.accountId, params.id), {
+    .post('/webhooks/:id/test', ({ principal, params }) => pingEndpoint(sendNow, scopeOf(principal), params.id), {
       scope: 'webhooks:manage', params: IdParams, response: { 200: AttemptOutcome },
       detail: { summary: 'Send a ping now', description: 'Sends a signed ping event to the endpoint (even if paused) and returns what it answered. Pings never count toward pausing.', tags },
     })
-    .get('/webhooks/:id/deliveries', ({ principal, params, query }) => listAttempts(deps.db, principal.accountId, params.id, pageLimit(query.limit ?? '100')), {
+    .get('/webhooks/:id/deliveries', ({ principal, params, query }) => listAttempts(deps.db, scopeOf(principal), params.id, pageLimit(query.limit ?? '100')), {
       scope: 'webhooks:manage',
       params: IdParams,
       query: t.Object({ limit: t.Optional(t.String({ pattern: '^[0-9]+$', description: '1 to 100, default 100.' })) }, strict),
       response: { 200: ListOf(Attempt) },
       detail: { summary: 'The last delivery attempts', description: 'The last 100 attempts, newest first, with the request as sent and the answer (first 2 KiB).', tags },
     })
-    .post('/webhooks/:id/deliveries/:delivery_id/retry', ({ principal, params }) => resendDelivery(sendNow, principal.accountId, params.id, params.delivery_id), {
+    .post('/webhooks/:id/deliveries/:delivery_id/retry', ({ principal, params }) => resendDelivery(sendNow, scopeOf(principal), params.id, params.delivery_id), {
       scope: 'webhooks:manage',
       params: t.Object({ id: t.String(), delivery_id: t.String({ description: 'Delivery id (dlv_...).' }) }),
       response: { 200: AttemptOutcome },
-      detail: { summary: 'Resend one delivery now', description: 'Same delivery id, next attempt number; returns what the endpoint answered.', tags },
+      detail: { summary: 'Resend one delivery now', description: 'Same delivery id, next attempt number; returns what the endpoint answered. A delivery being attempted at this moment answers 409 delivery_in_flight. A failed resend leaves the delivery\'s own retries as they were.', tags, 'x-error-codes': ['delivery_in_flight'] },
     })
 }

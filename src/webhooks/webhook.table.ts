@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core'
 import { accounts } from '../accounts/account.table'
 
@@ -16,10 +17,21 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   previousSecret: text('previous_secret'),
   previousSecretExpiresAt: integer('previous_secret_expires_at'),
   consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  /** JSON array of the site ids whose jobs it receives (those of the key that made it), or null for every site. */
+  siteIds: text('site_ids', { mode: 'json' }).$type<string[]>(),
+  /**
+   * When the scheduler may next have work here: the lease expiry of the delivery in flight, else
+   * the due time of the oldest pending one; null when nothing is open. Never later than the truth.
+   */
+  nextDueAt: integer('next_due_at'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
   deletedAt: integer('deleted_at'),
-}, (t) => [index('webhook_endpoints_account_idx').on(t.accountId, t.deletedAt)])
+}, (t) => [
+  index('webhook_endpoints_account_idx').on(t.accountId, t.deletedAt),
+  // The scheduler's one query walks only active endpoints that have (or may have) due work.
+  index('webhook_endpoints_due_idx').on(t.nextDueAt).where(sql`status = 'active' AND deleted_at IS NULL AND next_due_at IS NOT NULL`),
+])
 
 /**
  * One event to one endpoint: the outbox row, written in the same transaction as the event.
@@ -36,14 +48,23 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
    * event's data is stored once, in webhook_event_payloads, however many endpoints get it.
    */
   data: text('data'),
-  status: text('status').notNull(), // pending | succeeded | failed | cancelled
+  /** pending | sending (leased: next_attempt_at is the lease expiry) | succeeded | failed | cancelled. */
+  status: text('status').notNull(),
   attempts: integer('attempts').notNull().default(0),
+  /** pending: when it is due; sending: when the lease runs out and another pass may take it. */
   nextAttemptAt: integer('next_attempt_at'),
+  /** Who holds the lease while sending: `<host>:<pid>`, so a restart on the same machine takes back what a dead process held. */
+  leaseOwner: text('lease_owner'),
   firstAttemptAt: integer('first_attempt_at'),
   lastError: text('last_error'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
-}, (t) => [index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt), index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.status, t.nextAttemptAt)])
+}, (t) => [
+  // Only open deliveries are indexed by endpoint, so the index stays small and a write touches few pages.
+  index('webhook_deliveries_open_idx').on(t.endpointId, t.status, t.nextAttemptAt).where(sql`status IN ('pending', 'sending')`),
+  index('webhook_deliveries_event_idx').on(t.eventId),
+  index('webhook_deliveries_created_idx').on(t.createdAt),
+])
 
 /** The envelope's `data` ({ job, event }) of a job event, as it was when the event happened: written once per event. */
 export const webhookEventPayloads = sqliteTable('webhook_event_payloads', {
@@ -51,9 +72,12 @@ export const webhookEventPayloads = sqliteTable('webhook_event_payloads', {
   accountId: text('account_id').notNull(),
   data: text('data').notNull(),
   createdAt: integer('created_at').notNull(),
-})
+}, (t) => [index('webhook_event_payloads_created_idx').on(t.createdAt)])
 
-/** Every attempt to deliver, as sent and as answered. */
+/**
+ * Every attempt to deliver, as sent and as answered. The request body is not stored: it is the
+ * delivery's envelope with this attempt's number, rebuilt from the delivery and its event payload.
+ */
 export const webhookAttempts = sqliteTable('webhook_attempts', {
   id: text('id').primaryKey(),
   deliveryId: text('delivery_id').notNull(),
@@ -62,7 +86,6 @@ export const webhookAttempts = sqliteTable('webhook_attempts', {
   attempt: integer('attempt').notNull(),
   status: text('status').notNull(), // succeeded | failed
   requestHeaders: text('request_headers').notNull(),
-  requestBody: text('request_body').notNull(),
   responseStatus: integer('response_status'),
   responseHeaders: text('response_headers'),
   responseBody: text('response_body'),
@@ -72,4 +95,4 @@ export const webhookAttempts = sqliteTable('webhook_attempts', {
   errorMessage: text('error_message'),
   nextAttemptAt: integer('next_attempt_at'),
   createdAt: integer('created_at').notNull(),
-}, (t) => [index('webhook_attempts_endpoint_idx').on(t.endpointId, t.createdAt)])
+}, (t) => [index('webhook_attempts_endpoint_idx').on(t.endpointId, t.createdAt), index('webhook_attempts_delivery_idx').on(t.deliveryId)])

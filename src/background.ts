@@ -1,0 +1,64 @@
+import type { Config } from './config'
+import type { Db } from './db/client'
+import { watchOtherWriters } from './db/other-writers'
+import type { Clock } from './platform/clock'
+import type { Logger } from './platform/log'
+import { logProvider, twilioProvider, type SmsProvider } from './texts/providers'
+import { onTextsQueued } from './texts/queue-text'
+import { TextSender } from './texts/text-sender'
+import { pruneWebhookHistory } from './webhooks/prune-history'
+import { DeliveryScheduler } from './webhooks/scheduler'
+import type { SendSettings } from './webhooks/send-attempt'
+
+export interface BackgroundDeps {
+  db: Db
+  clock: Clock
+  config: Config
+  logger: Logger
+  webhookSend: Omit<SendSettings, 'signal'>
+  /** The text provider (default: from the settings). */
+  provider?: SmsProvider
+  /** How often to look for other processes' commits (1 s). */
+  watchMs?: number
+  /** How often to prune webhook history (10 min; the first run a minute after start). */
+  pruneEveryMs?: number
+}
+
+/**
+ * Starts the work `towline serve` does besides answering requests: the webhook scheduler, the
+ * text sender, a watch for commits of other processes (a CLI archive, a second instance) that
+ * wakes both, and the pruning of old webhook history. Returns them and a stop function.
+ */
+export function startBackgroundWork(deps: BackgroundDeps) {
+  const { db, clock, config, logger } = deps
+  const scheduler = new DeliveryScheduler({ db, clock, logger, schedule: config.webhookRetryScheduleMs, send: deps.webhookSend })
+  scheduler.start()
+  const provider = deps.provider ?? (config.smsProvider === 'twilio'
+    ? twilioProvider({ ...config.twilio, statusCallbackUrl: `${config.publicUrl}/sms/twilio/status` })
+    : logProvider(logger))
+  const texts = new TextSender({ db, clock, logger, provider, retryMs: config.smsRetryScheduleMs })
+  onTextsQueued(() => texts.wake())
+  void texts.start()
+  const stopWatch = watchOtherWriters(db, deps.watchMs ?? 1000, () => { scheduler.wake(); texts.wake() },
+    (err) => logger.error({ err }, 'could not read the database version; other processes\' writes wait for the next own write'))
+  let pruning: Promise<unknown> = Promise.resolve()
+  const prune = () => {
+    pruning = pruneWebhookHistory(db, clock, config.webhookHistoryMs)
+      .then((r) => { if (r.attempts + r.deliveries + r.payloads) logger.info(r, 'pruned webhook history') })
+      .catch((err) => logger.error({ err }, 'pruning webhook history failed; trying again next round'))
+  }
+  const firstPrune = setTimeout(prune, 60_000)
+  const pruneTimer = setInterval(prune, deps.pruneEveryMs ?? 600_000)
+  return {
+    scheduler,
+    texts,
+    /** Stops everything, giving work in flight up to `graceMs`. */
+    async stop(graceMs: number) {
+      stopWatch()
+      clearTimeout(firstPrune)
+      clearInterval(pruneTimer)
+      onTextsQueued(() => {})
+      await Promise.all([scheduler.stop(graceMs), texts.stop(graceMs), pruning])
+    },
+  }
+}

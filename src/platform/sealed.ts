@@ -1,0 +1,52 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+
+/** A key file that is missing or does not hold a key; main prints it and exits 2. */
+export class SealKeyError extends Error {}
+
+/** Hex SHA-256 of a secret token: what the database keeps and lookups compare. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
+/**
+ * Seals a short secret with AES-256-GCM under `key`: base64url of IV (12 bytes), ciphertext and
+ * tag. The database keeps this beside the token's hash, so a link can be shown again while a
+ * copy of the database alone reveals nothing.
+ */
+export function seal(key: Buffer, secret: string): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', key, iv)
+  const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()])
+  return Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')
+}
+
+/** Opens what `seal` made, or returns null if it was sealed under another key or altered. */
+export function unseal(key: Buffer, sealed: string): string | null {
+  try {
+    const raw = Buffer.from(sealed, 'base64url')
+    if (raw.length < 29) return null
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12))
+    decipher.setAuthTag(raw.subarray(raw.length - 16))
+    return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8')
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Reads the 32-byte key kept in `path` (one base64 line), or creates it (mode 0600) when
+ * `create` is set and the file does not exist.
+ */
+export function loadKeyFile(path: string, opts: { create: boolean }): { key: Buffer; created: boolean } {
+  if (!existsSync(path)) {
+    if (!opts.create) throw new SealKeyError(`the key file ${path} does not exist`)
+    const key = randomBytes(32)
+    writeFileSync(path, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
+    chmodSync(path, 0o600)
+    return { key, created: true }
+  }
+  const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64')
+  if (key.length !== 32) throw new SealKeyError(`${path} does not hold a Towline key (32 bytes, base64)`)
+  return { key, created: false }
+}
