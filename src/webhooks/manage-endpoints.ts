@@ -3,7 +3,7 @@ import { inTransaction } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { validationFailed } from '../platform/errors'
 import { newId } from '../platform/ids'
-import { isPrivateAddress, resolveHost } from '../platform/net'
+import { checkHost, describeRefused, type AddressPolicy } from '../platform/net'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { mintSecret } from './signature'
 import { wakeDeliveries } from './fan-out'
@@ -12,21 +12,24 @@ import { findEndpointOrThrow, type EndpointRow } from './webhook.queries'
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000
 
-export interface EndpointDeps { db: Db; clock: Clock; allowPrivate: boolean }
+/** `resolve` and `isAllowedAddress` replace the system resolver and the public-address policy (tests). */
+export interface EndpointDeps extends AddressPolicy { db: Db; clock: Clock; allowPrivate: boolean }
 
-/** Checks a target URL: https only, and not loopback, private or link-local unless the operator allows it. */
-export async function checkTargetUrl(raw: string, allowPrivate: boolean): Promise<string> {
+/**
+ * Checks a target URL: https only, no credentials, and unless the operator allows private
+ * targets, no address of its host that is not public, however the host is written (URL
+ * parsing has already turned decimal, hex, octal and short IPv4 into dotted form).
+ */
+export async function checkTargetUrl(raw: string, allowPrivate: boolean, policy: AddressPolicy = {}): Promise<string> {
   let url: URL
   try { url = new URL(raw) } catch { throw validationFailed([{ path: 'url', message: 'is not an absolute URL' }]) }
   if (url.protocol !== 'https:') throw validationFailed([{ path: 'url', message: 'must use https' }])
   if (url.username || url.password) throw validationFailed([{ path: 'url', message: 'must not carry credentials' }])
   if (!allowPrivate) {
-    const host = url.hostname.replace(/^\[|\]$/g, '')
-    let addresses: string[] = []
-    if (host === 'localhost' || host.endsWith('.localhost')) addresses = ['127.0.0.1']
-    else { try { addresses = await resolveHost(host) } catch { addresses = [] } }
-    if (addresses.some(isPrivateAddress)) {
-      throw validationFailed([{ path: 'url', message: 'points to a loopback, private or link-local address (the operator can allow these with TOWLINE_WEBHOOK_ALLOW_PRIVATE=1)' }])
+    // A name that does not resolve yet is accepted: every attempt resolves and checks it again.
+    const refused = await checkHost(url.hostname, policy).then((c) => c.refused, () => [])
+    if (refused.length) {
+      throw validationFailed([{ path: 'url', message: `points to a loopback, private or other non-public address (${describeRefused(refused)}); the operator can allow these with TOWLINE_WEBHOOK_ALLOW_PRIVATE=1` }])
     }
   }
   return url.toString()
@@ -43,7 +46,7 @@ export function checkEvents(events: string[]): string[] {
 
 /** Adds an endpoint; the secret is returned here and on rotation only. */
 export async function createEndpoint(deps: EndpointDeps, accountId: string, input: { url: string; events: string[]; description?: string | null }) {
-  const url = await checkTargetUrl(input.url, deps.allowPrivate)
+  const url = await checkTargetUrl(input.url, deps.allowPrivate, deps)
   const events = checkEvents(input.events)
   const now = deps.clock.now()
   const row: EndpointRow = {
@@ -65,7 +68,7 @@ export async function updateEndpoint(
   input: { url?: string; events?: string[]; description?: string | null; status?: 'active' | 'paused'; rotate_secret?: boolean },
 ): Promise<{ endpoint: EndpointRow; secret?: string }> {
   findEndpointOrThrow(deps.db, accountId, id)
-  const url = input.url !== undefined ? await checkTargetUrl(input.url, deps.allowPrivate) : undefined
+  const url = input.url !== undefined ? await checkTargetUrl(input.url, deps.allowPrivate, deps) : undefined
   const events = input.events !== undefined ? checkEvents(input.events) : undefined
   const result = inTransaction(deps.db, () => {
     const e = findEndpointOrThrow(deps.db, accountId, id)
