@@ -84,3 +84,11 @@ export function createKeyWithCli(bin: string, cwd: string, scopes: string, extra
   if (r.code !== 0) throw new Error(`keys create failed: ${r.stderr}`)
   return r.stdout.trim()
 }
+
+/** Calls the API of a running binary with a key: JSON in, status and parsed JSON out. */
+export function apiCaller(server: () => RunningServer, key: () => string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(server().api + path, { method, headers: { authorization: `Bearer ${key()}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+    return { status: res.status, body: await res.json() as any }
+  }
+}

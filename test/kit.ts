@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createHandler } from '../src/app'
+import { createHandler, type AppDeps } from '../src/app'
 import { readConfig } from '../src/config'
 import { openDatabase, closeDatabase, type Db } from '../src/db/client'
 import { migrateDatabase } from '../src/db/migrate'
@@ -41,8 +41,8 @@ export interface TestApi {
   close(): void
 }
 
-/** Starts the app on a fresh database file. */
-export function startTestApi(env: Record<string, string> = {}): TestApi {
+/** Starts the app on a fresh database file; `webhookSend` replaces parts of how webhook attempts are made (resolver, address policy, TLS trust). */
+export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']> } = {}): TestApi {
   const dir = mkdtempSync(join(tmpdir(), 'towline-test-'))
   const clock = new TestClock()
   const config = readConfig({ TOWLINE_DB: join(dir, 'towline.db'), TOWLINE_PUBLIC_URL: 'http://towline.test', ...env })
@@ -53,7 +53,7 @@ export function startTestApi(env: Record<string, string> = {}): TestApi {
   const { account } = ensureDefaultAccount(db, clock)
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const logger = createLogger('silent')
-  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate } })
+  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend } })
   return {
     db, dir, clock, accountId: account.id, links,
     request(method, path, opts = {}) {

@@ -4,7 +4,7 @@ import type { Clock } from '../platform/clock'
 import { AppError, validationFailed } from '../platform/errors'
 import type { AccountScope } from '../accounts/account-scope'
 import { newId } from '../platform/ids'
-import { isPrivateAddress, resolveHost } from '../platform/net'
+import { checkHost, describeRefused, type AddressPolicy } from '../platform/net'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { mintSecret } from './signature'
 import { wakeDeliveries } from './fan-out'
@@ -16,21 +16,24 @@ export const MAX_ENDPOINTS_PER_ACCOUNT = 100
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000
 
-export interface EndpointDeps { db: Db; clock: Clock; allowPrivate: boolean }
+/** `resolve` and `isAllowedAddress` replace the system resolver and the public-address policy (tests). */
+export interface EndpointDeps extends AddressPolicy { db: Db; clock: Clock; allowPrivate: boolean }
 
-/** Checks a target URL: https only, and not loopback, private or link-local unless the operator allows it. */
-export async function checkTargetUrl(raw: string, allowPrivate: boolean): Promise<string> {
+/**
+ * Checks a target URL: https only, no credentials, and unless the operator allows private
+ * targets, no address of its host that is not public, however the host is written (URL
+ * parsing has already turned decimal, hex, octal and short IPv4 into dotted form).
+ */
+export async function checkTargetUrl(raw: string, allowPrivate: boolean, policy: AddressPolicy = {}): Promise<string> {
   let url: URL
   try { url = new URL(raw) } catch { throw validationFailed([{ path: 'url', message: 'is not an absolute URL' }]) }
   if (url.protocol !== 'https:') throw validationFailed([{ path: 'url', message: 'must use https' }])
   if (url.username || url.password) throw validationFailed([{ path: 'url', message: 'must not carry credentials' }])
   if (!allowPrivate) {
-    const host = url.hostname.replace(/^\[|\]$/g, '')
-    let addresses: string[] = []
-    if (host === 'localhost' || host.endsWith('.localhost')) addresses = ['127.0.0.1']
-    else { try { addresses = await resolveHost(host) } catch { addresses = [] } }
-    if (addresses.some(isPrivateAddress)) {
-      throw validationFailed([{ path: 'url', message: 'points to a loopback, private or link-local address (the operator can allow these with TOWLINE_WEBHOOK_ALLOW_PRIVATE=1)' }])
+    // A name that does not resolve yet is accepted: every attempt resolves and checks it again.
+    const refused = await checkHost(url.hostname, policy).then((c) => c.refused, () => [])
+    if (refused.length) {
+      throw validationFailed([{ path: 'url', message: `points to a loopback, private or other non-public address (${describeRefused(refused)}); the operator can allow these with TOWLINE_WEBHOOK_ALLOW_PRIVATE=1` }])
     }
   }
   return url.toString()
@@ -52,7 +55,7 @@ export function checkEvents(events: string[]): string[] {
  */
 export async function createEndpoint(deps: EndpointDeps, scope: AccountScope, input: { url: string; events: string[]; description?: string | null }) {
   const events = checkEvents(input.events)
-  const url = await checkTargetUrl(input.url, deps.allowPrivate)
+  const url = await checkTargetUrl(input.url, deps.allowPrivate, deps)
   const now = deps.clock.now()
   const row: EndpointRow = {
     id: newId('whk', now), accountId: scope.accountId, url, description: input.description?.trim() || null, events, status: 'active', pausedReason: null,
@@ -81,7 +84,7 @@ export async function updateEndpoint(
 ): Promise<{ endpoint: EndpointRow; secret?: string }> {
   findEndpointOrThrow(deps.db, scope, id)
   const events = input.events !== undefined ? checkEvents(input.events) : undefined
-  const url = input.url !== undefined ? await checkTargetUrl(input.url, deps.allowPrivate) : undefined
+  const url = input.url !== undefined ? await checkTargetUrl(input.url, deps.allowPrivate, deps) : undefined
   const result = inTransaction(deps.db, () => {
     const e = findEndpointOrThrow(deps.db, scope, id)
     const now = deps.clock.now()

@@ -1,4 +1,5 @@
-import { isPrivateAddress, resolveHost } from '../platform/net'
+import { isIP } from 'node:net'
+import { checkHost, describeRefused, type HostCheck, type Resolver } from '../platform/net'
 import { API_VERSION, VERSION } from '../version'
 import { signatureHeader } from './signature'
 import { signingSecrets } from './manage-endpoints'
@@ -27,6 +28,10 @@ export interface SendSettings {
   /** Extra trust for outgoing TLS (tests); production trusts system roots plus NODE_EXTRA_CA_CERTS. */
   tls?: { ca?: string }
   signal?: AbortSignal
+  /** Resolves target host names; the system resolver unless a test injects one. */
+  resolve?: Resolver
+  /** Which resolved addresses may be contacted; public unicast only unless a test injects a policy. */
+  isAllowedAddress?: (ip: string) => boolean
 }
 
 const MAX_BODY = 2048
@@ -74,10 +79,38 @@ function classify(err: unknown): { error: AttemptError; message: string } {
   return { error: 'connect', message: e?.message ?? 'connection failed' }
 }
 
+/** Where one connection goes: the URL to fetch and, when it names a checked address instead of the host, the Host header and TLS name. */
+interface Route { url: string; host?: string; serverName?: string }
+
+/** The routes to a target whose host was checked: an IP literal as written, a name through each address it resolved to. */
+function routesTo(url: URL, check: HostCheck): Route[] {
+  if (check.literal) return [{ url: url.href }]
+  return check.addresses.map((ip) => {
+    const pinned = new URL(url.href)
+    pinned.hostname = isIP(ip) === 6 ? `[${ip}]` : ip
+    // The certificate is verified against serverName (SNI), so it must be the name, never the address.
+    return { url: pinned.href, host: url.host, serverName: url.hostname.replace(/\.+$/, '') }
+  })
+}
+
+/** Rejects when the signal aborts first (a resolver that never answers must not outlive the timeout). */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}
+
+/** Connection failures where nothing was sent, so the next checked address may be tried. */
+const NOT_CONNECTED = /ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL|ConnectionRefused/
+
 /**
- * Makes one delivery attempt: signs the body afresh (new t), refuses private targets unless
- * allowed (checked on the address the host resolves to now), POSTs without following
- * redirects, and counts only a 2xx within the timeout as delivered.
+ * Makes one delivery attempt: signs the body afresh (new t); unless private targets are
+ * allowed, resolves the host once, refuses if any address is not public, and connects to an
+ * address it checked (TLS verified against the host name, Host header as written); POSTs
+ * without following redirects, and counts only a 2xx within the timeout as delivered.
  */
 export async function sendAttempt(
   target: { url: string; secrets: string[] },
@@ -97,31 +130,44 @@ export async function sendAttempt(
   }
   const base = { requestHeaders, requestBody: body, responseStatus: null, responseHeaders: null, responseBody: null, retryAfterMs: null }
   const done = (r: Partial<AttemptResult>): AttemptResult => ({ ...base, ok: false, error: null, errorMessage: null, ...r, durationMs: Math.round(performance.now() - started) })
-  if (!settings.allowPrivate) {
-    let addresses: string[]
-    try {
-      addresses = await resolveHost(new URL(target.url).hostname)
-    } catch (err) {
-      return done({ error: 'dns', errorMessage: (err as Error).message })
-    }
-    if (addresses.some(isPrivateAddress)) return done({ error: 'blocked', errorMessage: `the host resolves to a private address (${addresses.join(', ')})` })
-  }
+  // One timeout covers the lookup and the request.
   const timeout = AbortSignal.timeout(settings.timeoutMs)
   const signal = settings.signal ? AbortSignal.any([timeout, settings.signal]) : timeout
-  try {
-    const res = await fetch(target.url, { method: 'POST', headers: requestHeaders, body, redirect: 'manual', signal, tls: settings.tls, keepalive: true } as RequestInit)
-    const responseHeaders = Object.fromEntries(res.headers)
-    const responseBody = await readHead(res).catch(() => '')
-    const ok = res.status >= 200 && res.status < 300
-    const error: AttemptError | null = ok ? null : res.status >= 300 && res.status < 400 ? 'redirect' : 'http'
-    return done({
-      ok, responseStatus: res.status, responseHeaders, responseBody, error,
-      errorMessage: error === 'redirect' ? `redirect to ${res.headers.get('location') ?? '(no location)'} not followed` : error ? `HTTP ${res.status}` : null,
-      retryAfterMs: retryAfter(res, Date.now()),
-    })
-  } catch (err) {
-    const c = classify(err)
-    return done({ error: c.error, errorMessage: c.message })
+  let routes: Route[] = [{ url: target.url }]
+  if (!settings.allowPrivate) {
+    let url: URL
+    let check: HostCheck
+    try {
+      url = new URL(target.url)
+      check = await unlessAborted(checkHost(url.hostname, settings), signal)
+    } catch (err) {
+      return signal.aborted ? done({ error: 'timeout', errorMessage: 'no DNS answer within the timeout' }) : done({ error: 'dns', errorMessage: (err as Error).message })
+    }
+    if (check.refused.length) return done({ error: 'blocked', errorMessage: `the host resolves to a loopback, private or other non-public address (${describeRefused(check.refused)})` })
+    routes = routesTo(url, check)
+  }
+  for (let i = 0; ; i++) {
+    const route = routes[i]!
+    try {
+      const res = await fetch(route.url, {
+        method: 'POST', headers: route.host ? { ...requestHeaders, host: route.host } : requestHeaders, body, redirect: 'manual', signal,
+        tls: route.serverName ? { ...settings.tls, serverName: route.serverName } : settings.tls, keepalive: true,
+      } as RequestInit)
+      const responseHeaders = Object.fromEntries(res.headers)
+      const responseBody = await readHead(res).catch(() => '')
+      const ok = res.status >= 200 && res.status < 300
+      const error: AttemptError | null = ok ? null : res.status >= 300 && res.status < 400 ? 'redirect' : 'http'
+      return done({
+        ok, responseStatus: res.status, responseHeaders, responseBody, error,
+        errorMessage: error === 'redirect' ? `redirect to ${res.headers.get('location') ?? '(no location)'} not followed` : error ? `HTTP ${res.status}` : null,
+        retryAfterMs: retryAfter(res, Date.now()),
+      })
+    } catch (err) {
+      const e = err as { code?: string; message?: string }
+      if (i + 1 < routes.length && !signal.aborted && NOT_CONNECTED.test(`${e?.code ?? ''} ${e?.message ?? ''}`)) continue
+      const c = classify(err)
+      return done({ error: c.error, errorMessage: c.message })
+    }
   }
 }
 

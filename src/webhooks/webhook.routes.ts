@@ -41,7 +41,7 @@ const IdParams = t.Object({ id: t.String({ description: 'Endpoint id (whk_...).'
 
 /** The /webhooks endpoints (scope webhooks:manage). */
 export function webhookRoutes(auth: AuthPlugin, deps: AppDeps) {
-  const manage = { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhookAllowPrivate }
+  const manage = { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhookAllowPrivate, resolve: deps.webhookSend.resolve, isAllowedAddress: deps.webhookSend.isAllowedAddress }
   const sendNow = { db: deps.db, clock: deps.clock, schedule: deps.config.webhookRetryScheduleMs, send: deps.webhookSend }
   const tags = ['Webhooks']
   const scopeOf = (p: Principal) => ({ accountId: p.accountId, siteIds: p.siteIds })
@@ -60,7 +60,7 @@ export function webhookRoutes(auth: AuthPlugin, deps: AppDeps) {
       scope: 'webhooks:manage',
       body: t.Object({ url: t.String({ maxLength: 2048, description: 'https only.' }), events: EventList, description: t.Optional(t.Nullable(t.String({ maxLength: 500 }))) }, strict),
       response: { 201: Endpoint },
-      detail: { summary: 'Add a webhook endpoint', description: 'https URLs only; loopback, private and link-local targets are refused unless the operator allows them. The secret is returned once, here. An endpoint made by a key limited to sites receives the jobs of those sites only. An account has at most 100 endpoints.', tags, 'x-error-codes': ['limit_exceeded'], 'x-success-description': 'The endpoint was added; store its secret now.' },
+      detail: { summary: 'Add a webhook endpoint', description: 'https URLs only. Loopback, private, link-local and other non-public targets are refused (422 on url) however the host is written (IPv4-mapped, NAT64 or 6to4 IPv6; decimal, hex, octal or short IPv4; a trailing dot), and so is a name with any such address, unless the operator allows private targets. Every delivery attempt checks the host again and connects to the address it checked. The secret is returned once, here. An endpoint made by a key limited to sites receives the jobs of those sites only. An account has at most 100 endpoints.', tags, 'x-error-codes': ['limit_exceeded'], 'x-success-description': 'The endpoint was added; store its secret now.' },
     })
     .get('/webhooks/:id', ({ principal, params }) => endpointView(findEndpointOrThrow(deps.db, scopeOf(principal), params.id)), {
       scope: 'webhooks:manage', params: IdParams, response: { 200: Endpoint }, detail: { summary: 'Get a webhook endpoint', tags },
