@@ -9,13 +9,13 @@ CREATE TABLE `inbound_texts` (
 DROP INDEX `texts_status_next_idx`;--> statement-breakpoint
 ALTER TABLE `texts` ADD `from_number` text;--> statement-breakpoint
 ALTER TABLE `texts` ADD `lease_owner` text;--> statement-breakpoint
-CREATE INDEX `texts_open_due_idx` ON `texts` (`next_attempt_at`) WHERE status IN ('queued', 'sending');--> statement-breakpoint
-CREATE INDEX `texts_open_phone_idx` ON `texts` (`to_phone`,`created_at`,`id`) WHERE status IN ('queued', 'sending');--> statement-breakpoint
+CREATE INDEX `texts_open_due_idx` ON `texts` (`next_attempt_at`) WHERE next_attempt_at IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `texts_open_phone_idx` ON `texts` (`to_phone`,`created_at`,`id`) WHERE next_attempt_at IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `texts_phone_idx` ON `texts` (`to_phone`,`created_at`);--> statement-breakpoint
 DROP INDEX `webhook_deliveries_due_idx`;--> statement-breakpoint
 DROP INDEX `webhook_deliveries_endpoint_idx`;--> statement-breakpoint
 ALTER TABLE `webhook_deliveries` ADD `lease_owner` text;--> statement-breakpoint
-CREATE INDEX `webhook_deliveries_open_idx` ON `webhook_deliveries` (`endpoint_id`,`status`,`next_attempt_at`) WHERE status IN ('pending', 'sending');--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_open_idx` ON `webhook_deliveries` (`endpoint_id`,`status`,`next_attempt_at`) WHERE next_attempt_at IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `webhook_deliveries_event_idx` ON `webhook_deliveries` (`event_id`);--> statement-breakpoint
 CREATE INDEX `webhook_deliveries_created_idx` ON `webhook_deliveries` (`created_at`);--> statement-breakpoint
 ALTER TABLE `accounts` ADD `phone` text;--> statement-breakpoint
@@ -38,4 +38,6 @@ CREATE INDEX `webhook_event_payloads_created_idx` ON `webhook_event_payloads` (`
 -- work (the scheduler reads endpoints by it); a ping caught mid-send by a crash is settled as failed.
 UPDATE `units` SET `site_ids` = json_array(`site_id`) WHERE `site_id` IS NOT NULL;--> statement-breakpoint
 UPDATE `webhook_endpoints` SET `next_due_at` = (SELECT min(d.`next_attempt_at`) FROM `webhook_deliveries` d WHERE d.`endpoint_id` = `webhook_endpoints`.`id` AND d.`status` = 'pending');--> statement-breakpoint
-UPDATE `webhook_deliveries` SET `status` = 'failed', `next_attempt_at` = NULL WHERE `status` = 'sending';
+UPDATE `webhook_deliveries` SET `status` = 'failed', `next_attempt_at` = NULL WHERE `status` = 'sending';--> statement-breakpoint
+UPDATE `webhook_deliveries` SET `next_attempt_at` = NULL WHERE `status` NOT IN ('pending', 'sending');--> statement-breakpoint
+UPDATE `texts` SET `next_attempt_at` = NULL WHERE `status` NOT IN ('queued', 'sending');

@@ -53,7 +53,7 @@ export interface Received {
   at: number
 }
 
-export type Behaviour = { status?: number; delayMs?: number; redirectTo?: string; drop?: boolean; headers?: Record<string, string>; body?: string }
+export type Behaviour = { status?: number; delayMs?: number; hold?: Promise<unknown>; redirectTo?: string; drop?: boolean; headers?: Record<string, string>; body?: string }
 
 /** Verifies an X-SVC-Signature header against secrets (constant time, as receivers should). */
 export function countValidSignatures(header: string, raw: string, secrets: string[]): number {
@@ -88,6 +88,7 @@ export function startReceiver(ca: TestCa, opts: { secrets?: () => string[]; beha
       for (const w of waiters.filter((w) => received.length >= w.n)) w.resolve()
       const b = opts.behave?.(r) ?? {}
       if (b.delayMs) await Bun.sleep(b.delayMs)
+      if (b.hold) await b.hold
       if (b.drop) { srv.requestIP(req); throw new Error('dropped on purpose') }
       if (b.redirectTo) return new Response(null, { status: 302, headers: { location: b.redirectTo } })
       return new Response(b.body ?? JSON.stringify({ ok: (b.status ?? 200) < 300 }), { status: b.status ?? 200, headers: { 'content-type': 'application/json', ...(b.headers ?? {}) } })

@@ -105,14 +105,14 @@ export class TextSender {
       // The oldest open text of each number, when it is due: later ones to that number wait their turn.
       const due = this.q<TextRow>(
         `SELECT t.* FROM texts t WHERE t.status = 'queued' AND t.next_attempt_at <= ?
-            AND NOT EXISTS (SELECT 1 FROM texts o WHERE o.to_phone = t.to_phone AND o.status IN ('queued', 'sending')
+            AND NOT EXISTS (SELECT 1 FROM texts o WHERE o.to_phone = t.to_phone AND o.next_attempt_at IS NOT NULL
                               AND (o.created_at < t.created_at OR (o.created_at = t.created_at AND o.id < t.id)))
           ORDER BY t.next_attempt_at, t.rowid LIMIT ?`,
       ).all(now, BATCH)
       const width = this.deps.concurrency ?? 4
       for (let i = 0; i < due.length && !this.stopped; i += width) await Promise.all(due.slice(i, i + width).map((t) => this.sendOne(t)))
       if (due.length === BATCH) this.again = true
-      const next = this.q<{ at: number | null }>("SELECT min(next_attempt_at) AS at FROM texts WHERE status IN ('queued', 'sending')").get()
+      const next = this.q<{ at: number | null }>('SELECT min(next_attempt_at) AS at FROM texts WHERE next_attempt_at IS NOT NULL').get()
       if (next?.at && !this.stopped && !this.again) this.timer = setTimeout(() => this.wake(), Math.max(0, Math.min(next.at - this.deps.clock.now(), 60_000)))
     } catch (err) {
       this.deps.logger.error({ err }, 'text sender pass failed; trying again in 5 s')

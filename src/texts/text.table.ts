@@ -34,9 +34,10 @@ export const texts = sqliteTable('texts', {
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [
-  index('texts_open_due_idx').on(t.nextAttemptAt).where(sql`status IN ('queued', 'sending')`),
+  // Open texts (queued or sending) are the only ones with a next_attempt_at: partial indexes keep to them.
+  index('texts_open_due_idx').on(t.nextAttemptAt).where(sql`next_attempt_at IS NOT NULL`),
   // Texts to one number go out in the order they were written: the oldest open one goes first.
-  index('texts_open_phone_idx').on(t.toPhone, t.createdAt, t.id).where(sql`status IN ('queued', 'sending')`),
+  index('texts_open_phone_idx').on(t.toPhone, t.createdAt, t.id).where(sql`next_attempt_at IS NOT NULL`),
   index('texts_phone_idx').on(t.toPhone, t.createdAt),
   index('texts_job_idx').on(t.jobId, t.createdAt),
   index('texts_provider_id_idx').on(t.providerMessageId),

@@ -122,7 +122,7 @@ export function deleteEndpoint(deps: EndpointDeps, scope: AccountScope, id: stri
     const now = deps.clock.now()
     deps.db.$client.query('UPDATE webhook_endpoints SET deleted_at = ?, next_due_at = NULL, updated_at = ? WHERE id = ?').run(now, now, id)
     // Open deliveries are cancelled; one in flight finishes, is logged, and stays cancelled.
-    deps.db.$client.query("UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE endpoint_id = ? AND status IN ('pending', 'sending')").run(now, id)
+    deps.db.$client.query("UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE endpoint_id = ? AND next_attempt_at IS NOT NULL").run(now, id)
     queueMicrotask(wakeDeliveries)
     return { ...e, deletedAt: now }
   })

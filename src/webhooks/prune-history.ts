@@ -21,16 +21,15 @@ export async function pruneWebhookHistory(db: Db, clock: Clock, keepMs: number, 
   const out: PruneResult = { attempts: 0, deliveries: 0, payloads: 0 }
   const sql = db.$client
   const endpoints = sql.query<{ endpoint_id: string }, [number]>('SELECT DISTINCT endpoint_id FROM webhook_attempts WHERE created_at < ?').all(cutoff)
-  const oldest = sql.query<{ at: number | null }, [string, number]>('SELECT created_at AS at FROM webhook_attempts WHERE endpoint_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1 OFFSET ?')
+  // Beyond each endpoint's newest 100 (ties broken by rowid, as the listing does), and older than the window.
   const dropAttempts = sql.query<unknown, [string, number, number, number]>(
-    'DELETE FROM webhook_attempts WHERE rowid IN (SELECT rowid FROM webhook_attempts WHERE endpoint_id = ? AND created_at < ? AND created_at < ? ORDER BY created_at LIMIT ?)',
+    `DELETE FROM webhook_attempts WHERE rowid IN (
+       SELECT rowid FROM (SELECT rowid, created_at FROM webhook_attempts WHERE endpoint_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?2)
+        WHERE created_at < ?3 LIMIT ?4)`,
   )
   for (const { endpoint_id } of endpoints) {
-    // Everything strictly older than the 100th newest attempt, and older than the window.
-    const hundredth = oldest.get(endpoint_id, KEEP_ATTEMPTS_PER_ENDPOINT - 1)?.at
-    if (hundredth === null || hundredth === undefined) continue
     for (;;) {
-      const n = dropAttempts.run(endpoint_id, cutoff, hundredth, BATCH).changes
+      const n = dropAttempts.run(endpoint_id, KEEP_ATTEMPTS_PER_ENDPOINT, cutoff, BATCH).changes
       out.attempts += n
       if (n < BATCH) break
       await pause()

@@ -29,6 +29,25 @@ interface Finished { flight: InFlight; result: AttemptResult }
 type DueRow = Record<string, any>
 
 /**
+ * The scheduler's one query: active endpoints whose next_due_at has come (?1 = now), oldest
+ * first, leaving out accounts at their cap (?2, a JSON array), each with one delivery: a lease
+ * that ran out (a crash) first, else the oldest due one; none while another delivery to it is
+ * in flight anywhere (a lease still running). ?3 limits the rows.
+ */
+export const DUE_ENDPOINTS_SQL = `SELECT e.*, d.id AS d_id, d.event_type AS d_event_type, d.status AS d_status, d.next_attempt_at AS d_next, d.attempts AS d_attempts,
+          d.first_attempt_at AS d_first, d.created_at AS d_created_at, coalesce(d.data, p.data) AS d_data
+     FROM webhook_endpoints e
+     LEFT JOIN webhook_deliveries d ON d.id = (
+          SELECT coalesce(
+            (SELECT x.id FROM webhook_deliveries x WHERE x.endpoint_id = e.id AND x.status = 'sending' AND x.next_attempt_at <= ?1 ORDER BY x.next_attempt_at, x.rowid LIMIT 1),
+            (SELECT x.id FROM webhook_deliveries x WHERE x.endpoint_id = e.id AND x.status = 'pending' AND x.next_attempt_at <= ?1 ORDER BY x.next_attempt_at, x.rowid LIMIT 1))
+           WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries y WHERE y.endpoint_id = e.id AND y.status = 'sending' AND y.next_attempt_at > ?1))
+     LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id
+    WHERE e.status = 'active' AND e.deleted_at IS NULL AND e.next_due_at IS NOT NULL AND e.next_due_at <= ?1
+      AND e.account_id NOT IN (SELECT value FROM json_each(?2))
+    ORDER BY e.next_due_at LIMIT ?3`
+
+/**
  * Sends webhook deliveries in the background of `towline serve`.
  * - One query finds the active endpoints that have a delivery due (`next_due_at`, kept with
  *   the deliveries in the same transactions), with the oldest due delivery of each. Nothing is
@@ -58,21 +77,7 @@ export class DeliveryScheduler {
   private nextWake
 
   constructor(private deps: SchedulerDeps) {
-    // Per due endpoint, one delivery: a lease that ran out first (a crash), else the oldest due
-    // one; none while another delivery to it is in flight anywhere (a lease still running).
-    this.dueEndpoints = deps.db.$client.query<DueRow, [number, string, number]>(
-      `SELECT e.*, d.id AS d_id, d.event_type AS d_event_type, d.status AS d_status, d.next_attempt_at AS d_next, d.attempts AS d_attempts,
-              d.first_attempt_at AS d_first, d.created_at AS d_created_at, coalesce(d.data, p.data) AS d_data
-         FROM webhook_endpoints e
-         LEFT JOIN webhook_deliveries d ON d.id = (
-              SELECT coalesce(
-                (SELECT x.id FROM webhook_deliveries x WHERE x.endpoint_id = e.id AND x.status = 'sending' AND x.next_attempt_at <= ?1 ORDER BY x.next_attempt_at, x.rowid LIMIT 1),
-                (SELECT x.id FROM webhook_deliveries x WHERE x.endpoint_id = e.id AND x.status = 'pending' AND x.next_attempt_at <= ?1 ORDER BY x.next_attempt_at, x.rowid LIMIT 1))
-               WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries y WHERE y.endpoint_id = e.id AND y.status = 'sending' AND y.next_attempt_at > ?1))
-         LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id
-        WHERE e.status = 'active' AND e.deleted_at IS NULL AND e.next_due_at IS NOT NULL AND e.next_due_at <= ?1
-          AND e.account_id NOT IN (SELECT value FROM json_each(?2))
-        ORDER BY e.next_due_at LIMIT ?3`,
+    this.dueEndpoints = deps.db.$client.query<DueRow, [number, string, number]>(DUE_ENDPOINTS_SQL,
     )
     this.nextWake = deps.db.$client.query<{ at: number | null }, [number]>(
       "SELECT min(next_due_at) AS at FROM webhook_endpoints WHERE status = 'active' AND deleted_at IS NULL AND next_due_at IS NOT NULL AND next_due_at > ?",

@@ -92,8 +92,8 @@ export function refreshEndpointDue(db: Db, endpointId: string, nowMs: number): v
     `UPDATE webhook_endpoints SET next_due_at = coalesce(
        (SELECT min(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'sending' AND next_attempt_at > ?2),
        (SELECT min(v) FROM (
-          SELECT min(next_attempt_at) AS v FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'sending'
-          UNION ALL SELECT min(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'pending')))
+          SELECT min(next_attempt_at) AS v FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'sending' AND next_attempt_at IS NOT NULL
+          UNION ALL SELECT min(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'pending' AND next_attempt_at IS NOT NULL)))
      WHERE id = ?1`,
   ).run(endpointId, nowMs)
 }

@@ -60,8 +60,10 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [
-  // Only open deliveries are indexed by endpoint, so the index stays small and a write touches few pages.
-  index('webhook_deliveries_open_idx').on(t.endpointId, t.status, t.nextAttemptAt).where(sql`status IN ('pending', 'sending')`),
+  // Only open deliveries (pending or sending: the only ones with a next_attempt_at) are indexed by
+  // endpoint, so the index stays small and a write touches few pages. SQLite uses a partial index
+  // when the query implies its condition, which `next_attempt_at <= ?` does.
+  index('webhook_deliveries_open_idx').on(t.endpointId, t.status, t.nextAttemptAt).where(sql`next_attempt_at IS NOT NULL`),
   index('webhook_deliveries_event_idx').on(t.eventId),
   index('webhook_deliveries_created_idx').on(t.createdAt),
 ])

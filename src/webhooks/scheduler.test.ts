@@ -1,0 +1,248 @@
+/**
+ * The delivery scheduler in process, on a real SQLite file, against real HTTPS servers on
+ * loopback, with a clock the test moves: leases between two instances, a resend racing the
+ * scheduler, a failed turn, fairness between accounts, leases left by dead processes, the one
+ * due query, the endpoint cap and history pruning.
+ */
+import { afterAll, afterEach, describe, expect, test } from 'bun:test'
+import { hostname } from 'node:os'
+import { openDatabase, closeDatabase } from '../db/client'
+import { createLogger } from '../platform/log'
+import { expectError, startTestApi, type TestApi } from '../../test/kit'
+import { makeTestCa, startReceiver, type Behaviour, type Received } from '../../test/https-receiver'
+import { DeliveryScheduler, DUE_ENDPOINTS_SQL, type SchedulerDeps } from './scheduler'
+import { pruneWebhookHistory } from './prune-history'
+import { MAX_ENDPOINTS_PER_ACCOUNT } from './manage-endpoints'
+
+const ca = makeTestCa()
+const behaviour: { fn: (r: Received) => Behaviour } = { fn: () => ({}) }
+const receiver = startReceiver(ca, { behave: (r) => behaviour.fn(r) })
+afterAll(() => receiver.stop())
+
+const logger = createLogger('silent')
+const SCHEDULE = [1_000, 2_000, 3_000, 4_000, 5_000, 6_000]
+let api: TestApi
+const schedulers: DeliveryScheduler[] = []
+afterEach(async () => {
+  for (const s of schedulers.splice(0)) await s.stop(0)
+  behaviour.fn = () => ({})
+  api?.close()
+})
+
+function scheduler(over: Partial<SchedulerDeps> = {}) {
+  const s = new DeliveryScheduler({ db: api.db, clock: api.clock, logger, schedule: SCHEDULE, send: { timeoutMs: 5_000, allowPrivate: true, tls: { ca: ca.ca } }, owner: 'test-host:1', ...over })
+  schedulers.push(s)
+  return s
+}
+async function until(cond: () => boolean, ms = 8000) {
+  const end = Date.now() + ms
+  while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await Bun.sleep(5) }
+}
+async function call(key: string, method: string, path: string, body?: unknown) {
+  const res = await api.request(method, `/api/v1${path}`, { key, body })
+  return { status: res.status, body: await res.json() as any }
+}
+async function endpoint(key: string, path: string, url = receiver.url) {
+  const r = await call(key, 'POST', '/webhooks', { url: url + path, events: ['job.created'] })
+  expect(r.status).toBe(201)
+  return r.body
+}
+const newJob = (key: string, ref?: string) => call(key, 'POST', '/jobs', { external_ref: ref, customer: { name: 'Ann' }, pickup: { location: 'Exit 4' } })
+const at = (path: string) => receiver.received.filter((r) => r.path === path)
+
+describe('leases', () => {
+  test('two instances on one database never send a delivery twice', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    for (const p of ['/two-a', '/two-b', '/two-c']) await endpoint(key, p)
+    behaviour.fn = () => ({ delayMs: 2 })
+    const second = openDatabase(api.db.$client.filename)
+    try {
+      const a = scheduler({ owner: 'host-a:1' })
+      const b = scheduler({ db: second, owner: 'host-b:2' })
+      a.start(); b.start()
+      for (let i = 0; i < 30; i++) { await newJob(key); a.wake(); b.wake() }
+      await until(() => ['/two-a', '/two-b', '/two-c'].every((p) => at(p).length >= 30))
+      await Bun.sleep(50)
+      for (const p of ['/two-a', '/two-b', '/two-c']) {
+        const ids = at(p).map((r) => r.body.id)
+        expect({ path: p, sent: ids.length, distinct: new Set(ids).size }).toEqual({ path: p, sent: 30, distinct: 30 })
+        expect(at(p).every((r) => r.body.attempt === 1)).toBe(true)
+      }
+    } finally {
+      for (const s of schedulers.splice(0)) await s.stop(0)
+      closeDatabase(second)
+    }
+  }, 30_000)
+
+  test('a resend while the scheduler is sending answers 409 delivery_in_flight; attempt numbers never repeat', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' }, { webhookSend: { tls: { ca: ca.ca } } })
+    const key = api.key('all')
+    const e = await endpoint(key, '/race')
+    let release!: () => void
+    const held = new Promise<void>((r) => { release = r })
+    behaviour.fn = (r) => (r.path === '/race' && r.body.attempt === 1 ? { hold: held } : {})
+    scheduler().start()
+    await newJob(key)
+    await until(() => at('/race').length === 1)
+    const deliveryId = at('/race')[0]!.body.id
+    await expectError(await api.request('POST', `/api/v1/webhooks/${e.id}/deliveries/${deliveryId}/retry`, { key }), 409, 'delivery_in_flight')
+    release()
+    await until(() => (api.db.$client.query('SELECT status FROM webhook_deliveries WHERE id = ?').get(deliveryId) as { status: string } | null)?.status === 'succeeded')
+    const resent = await call(key, 'POST', `/webhooks/${e.id}/deliveries/${deliveryId}/retry`)
+    expect(resent.body).toMatchObject({ delivery_id: deliveryId, delivered: true })
+    const log = (await call(key, 'GET', `/webhooks/${e.id}/deliveries`)).body.data
+    expect(log.map((a: any) => a.attempt)).toEqual([2, 1])
+    expect(at('/race').map((r) => r.body.attempt)).toEqual([1, 2])
+    // The request body shown for each attempt is the one the receiver got.
+    expect(log.map((a: any) => a.request_body)).toEqual(at('/race').map((r) => r.raw).reverse())
+  })
+
+  test('a lease another machine holds is waited out; a lease of a process of this machine that is gone is taken back at start', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    await endpoint(key, '/remote')
+    await endpoint(key, '/local')
+    await newJob(key)
+    const now = api.clock.now()
+    const lease = (path: string, owner: string) => api.db.$client.query(
+      `UPDATE webhook_deliveries SET status = 'sending', next_attempt_at = ?, lease_owner = ? WHERE endpoint_id = (SELECT id FROM webhook_endpoints WHERE url LIKE ?)`,
+    ).run(now + 15_000, owner, `%${path}`)
+    lease('/remote', 'another-machine:4242')
+    // No process has pid 2^22 + 1 here: the Linux maximum is 2^22.
+    lease('/local', `${hostname()}:4194305`)
+    api.db.$client.run("UPDATE webhook_endpoints SET next_due_at = ?", [now + 15_000])
+    const s = scheduler({ owner: `${hostname()}:${process.pid}` })
+    s.start()
+    await until(() => at('/local').length === 1)
+    expect(at('/remote')).toHaveLength(0)
+    api.clock.advance(15_001)
+    s.wake()
+    await until(() => at('/remote').length === 1)
+    expect([at('/local')[0]!.body.attempt, at('/remote')[0]!.body.attempt]).toEqual([1, 1])
+  })
+})
+
+describe('robustness', () => {
+  test('a turn that fails (the database refuses a write) is logged and retried; the attempt is recorded once and the process lives', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    const e = await endpoint(key, '/fail-turn')
+    let release!: () => void
+    const held = new Promise<void>((r) => { release = r })
+    behaviour.fn = () => ({ hold: held })
+    scheduler().start()
+    await newJob(key)
+    await until(() => at('/fail-turn').length === 1)
+    // Recording the finished attempt now fails inside the turn's transaction.
+    api.db.$client.run('ALTER TABLE webhook_attempts RENAME TO webhook_attempts_away')
+    release()
+    await Bun.sleep(100)
+    api.db.$client.run('ALTER TABLE webhook_attempts_away RENAME TO webhook_attempts')
+    await until(() => api.db.$client.query('SELECT count(*) AS n FROM webhook_attempts').get() !== null && (api.db.$client.query('SELECT count(*) AS n FROM webhook_attempts').get() as any).n === 1, 5000)
+    const log = (await call(key, 'GET', `/webhooks/${e.id}/deliveries`)).body.data
+    expect(log).toHaveLength(1)
+    expect(log[0]).toMatchObject({ attempt: 1, status: 'succeeded' })
+    expect(at('/fail-turn')).toHaveLength(1)
+  })
+})
+
+describe('fairness', () => {
+  test("one account's endpoints at a black hole never hold up another account's delivery", async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    // Accepts connections and never answers (not even the TLS handshake).
+    const open = new Set<unknown>()
+    const hole = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { open(s) { open.add(s) }, close(s) { open.delete(s) }, data() {} } })
+    try {
+      const a = api.key('all')
+      const b = api.key('all', { accountId: api.account('Other Towing') })
+      for (let i = 0; i < 6; i++) await endpoint(a, `/hole-${i}`, `https://127.0.0.1:${hole.port}`)
+      await endpoint(b, '/other-account')
+      await newJob(a)
+      const s = scheduler({ global: 4, perAccount: 3, send: { timeoutMs: 60_000, allowPrivate: true, tls: { ca: ca.ca } } })
+      s.start()
+      await until(() => open.size === 3)
+      await newJob(b)
+      s.wake()
+      await until(() => at('/other-account').length === 1)
+      await until(() => s.inFlight === 3)
+      // Account A still holds its three slots at the black hole: B went by them.
+      expect(open.size).toBe(3)
+      expect((api.db.$client.query("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'sending'").get() as { n: number }).n).toBe(3)
+    } finally {
+      for (const s of schedulers.splice(0)) await s.stop(0)
+      hole.stop(true)
+    }
+  })
+})
+
+describe('the due query', () => {
+  test('reads endpoints by their due time and deliveries by endpoint through indexes, never a whole table', () => {
+    api = startTestApi()
+    const plan = (api.db.$client.query(`EXPLAIN QUERY PLAN ${DUE_ENDPOINTS_SQL}`).all(0, '[]', 10) as { detail: string }[]).map((r) => r.detail)
+    expect(plan.some((d) => /SEARCH e USING INDEX webhook_endpoints_due_idx/.test(d))).toBe(true)
+    expect(plan.filter((d) => /SCAN (e|d|x|y|p)\b/.test(d) && !/USING (COVERING )?INDEX/.test(d))).toEqual([])
+    expect(plan.filter((d) => / x | y /.test(` ${d} `)).every((d) => /webhook_deliveries_open_idx/.test(d))).toBe(true)
+  })
+
+  test('5,000 quiet endpoints cost nothing: the one with work is served', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    const quiet = api.account('Quiet Towing')
+    api.db.$client.run(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+      INSERT INTO webhook_endpoints (id, account_id, url, events, status, secret, consecutive_failures, created_at, updated_at)
+      SELECT 'whk_quiet' || i, '${quiet}', 'https://127.0.0.1:9/q', '["*"]', 'active', 'whsec_x', 0, 0, 0 FROM n`)
+    await endpoint(key, '/busy')
+    scheduler().start()
+    await newJob(key)
+    await until(() => at('/busy').length === 1)
+  })
+})
+
+describe('limits and history', () => {
+  test(`an account has at most ${MAX_ENDPOINTS_PER_ACCOUNT} endpoints: the next is 422 limit_exceeded and not made`, async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    api.db.$client.run(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${MAX_ENDPOINTS_PER_ACCOUNT - 1})
+      INSERT INTO webhook_endpoints (id, account_id, url, events, status, secret, consecutive_failures, created_at, updated_at)
+      SELECT 'whk_many' || i, '${api.accountId}', 'https://127.0.0.1:9/m', '["*"]', 'active', 'whsec_x', 0, 0, 0 FROM n`)
+    expect((await call(key, 'POST', '/webhooks', { url: 'https://127.0.0.1:9/last', events: ['*'] })).status).toBe(201)
+    const err = await expectError(await api.request('POST', '/api/v1/webhooks', { key, body: { url: 'https://127.0.0.1:9/over', events: ['*'] } }), 422, 'limit_exceeded')
+    expect(err.details.limit).toBe(MAX_ENDPOINTS_PER_ACCOUNT)
+    expect((api.db.$client.query('SELECT count(*) AS n FROM webhook_endpoints').get() as any).n).toBe(MAX_ENDPOINTS_PER_ACCOUNT)
+    // Another account is not affected.
+    const other = api.key('all', { accountId: api.account('Other Towing') })
+    expect((await call(other, 'POST', '/webhooks', { url: 'https://127.0.0.1:9/theirs', events: ['*'] })).status).toBe(201)
+  })
+
+  test('history older than the window goes, except the last 100 attempts of each endpoint, which still show their request', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1', TOWLINE_RATE_LIMIT_WRITES: '1000' })
+    const key = api.key('all')
+    const e = await endpoint(key, '/history')
+    const paused = await endpoint(key, '/paused')
+    await call(key, 'PATCH', `/webhooks/${paused.id}`, { status: 'paused' })
+    const s = scheduler()
+    s.start()
+    for (let i = 0; i < 120; i++) await newJob(key)
+    await until(() => at('/history').length === 120)
+    await until(() => (api.db.$client.query("SELECT count(*) AS n FROM webhook_attempts").get() as any).n === 120)
+    const DAY = 86_400_000
+    api.clock.advance(31 * DAY)
+    await newJob(key)
+    s.wake()
+    await until(() => at('/history').length === 121)
+    await until(() => (api.db.$client.query("SELECT count(*) AS n FROM webhook_attempts").get() as any).n === 121)
+    const count = (t: string) => (api.db.$client.query(`SELECT count(*) AS n FROM ${t}`).get() as any).n
+    const before = { attempts: count('webhook_attempts'), deliveries: count('webhook_deliveries'), payloads: count('webhook_event_payloads') }
+    const pruned = await pruneWebhookHistory(api.db, api.clock, 30 * DAY)
+    expect(pruned).toEqual({ attempts: 21, deliveries: 21, payloads: 0 })
+    expect(count('webhook_attempts')).toBe(before.attempts - 21)
+    // The paused endpoint's 121 held deliveries are kept however old: they have not gone out yet.
+    expect((api.db.$client.query("SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'").get(paused.id) as any).n).toBe(121)
+    const log = (await call(key, 'GET', `/webhooks/${e.id}/deliveries`)).body.data as any[]
+    expect(log).toHaveLength(100)
+    const shown = new Map(at('/history').map((r) => [r.body.id, r.raw]))
+    expect(log.every((a) => a.request_body === shown.get(a.delivery_id))).toBe(true)
+    expect(before.deliveries).toBe(121 * 2)
+  }, 30_000)
+})
