@@ -13,7 +13,7 @@ import { VERSION, API_VERSION } from './version'
 
 const serveCmd: Command = {
   name: 'serve',
-  summary: 'Run the service: API, pages and background work on one port',
+  summary: 'Run the service: the JSON API, its reference page, webhooks and texts on one port',
   usage: `towline serve [--db FILE] [--port N] [--host ADDR] [--public-url URL]
 
 Migrates the database, creates the default account on an empty one, and listens.
@@ -34,7 +34,7 @@ SIGTERM or SIGINT drains requests, checkpoints the database and exits 0.`,
 const migrateCmd: Command = {
   name: 'migrate',
   summary: 'Apply pending database migrations (safe to run twice)',
-  usage: 'towline migrate [--db FILE] [--json]\n\nApplies every embedded migration the database has not seen. serve does this too.',
+  usage: 'towline migrate [--db FILE] [--json]\n\nApplies every embedded migration the database has not seen, creating the database\n(readable by its owner only) if there is none. serve does this too.',
   options: DB_OPTIONS,
   positionals: 0,
   run: ({ values }) => withDb(values, (_db, config) => {
@@ -42,7 +42,7 @@ const migrateCmd: Command = {
     const all = embeddedMigrations()
     if (values.json) return printJson({ database: config.dbPath, migrations: all })
     process.stdout.write(`${config.dbPath} is at migration ${all.at(-1)?.tag ?? '(none)'} (${all.length} embedded).\n`)
-  }),
+  }, { create: true }),
 }
 
 const versionCmd: Command = {
