@@ -21,7 +21,8 @@ test('SIGTERM to npm start stops the server: it drains, exits, and the port is f
   let out = ''
   let err = ''
   const pump = async (s: ReadableStream<Uint8Array>, add: (t: string) => void) => { for await (const c of s) add(new TextDecoder().decode(c)) }
-  void pump(npm.stdout, (t) => { out += t })
+  // The server shares npm's stdout: it reaches its end when npm and the server have both exited.
+  const outClosed = pump(npm.stdout, (t) => { out += t })
   void pump(npm.stderr, (t) => { err += t })
   try {
     const deadline = Date.now() + 20_000
@@ -35,7 +36,9 @@ test('SIGTERM to npm start stops the server: it drains, exits, and the port is f
 
     npm.kill('SIGTERM')
     await npm.exited
-    // npm is gone; so is the server, having shut down cleanly rather than been left listening.
+    // npm does not wait for its script; the server, signalled too, drains and exits (bounded wait:
+    // an orphaned server would hold the pipe open for ever).
+    expect(await Promise.race([outClosed.then(() => 'closed'), Bun.sleep(10_000).then(() => 'still open')])).toBe('closed')
     expect(out).toContain('shutdown complete')
     expect(processesMentioning(db)).toEqual([])
     expect(await fetch(`${url}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
