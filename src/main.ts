@@ -16,7 +16,9 @@ const serveCmd: Command = {
   summary: 'Run the service: the JSON API, its reference page, webhooks and texts on one port',
   usage: `towline serve [--db FILE] [--port N] [--host ADDR] [--public-url URL]
 
-Migrates the database, creates the default account on an empty one, and listens.
+Listens, then migrates the database (creating it, readable by its owner only, if there is
+none) and creates the default account on an empty one. A port already in use is refused
+(exit 1): two servers never share a port.
 Settings (flags win over the environment):
   --db FILE          TOWLINE_DB           database file (default ./towline.db)
   --port N           TOWLINE_PORT         port (default 8080; 0 picks a free one)
@@ -67,6 +69,9 @@ Usage: towline COMMAND [options]     (towline COMMAND --help for a command's opt
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`).join('\n')}
+
+The database is --db FILE or TOWLINE_DB (default ./towline.db); only serve, migrate
+and demo create it when it does not exist.
 `
 }
 
