@@ -15,10 +15,12 @@ import { VERSION, API_VERSION } from './version'
 
 const serveCmd: Command = {
   name: 'serve',
-  summary: 'Run the service: API, pages and background work on one port',
+  summary: 'Run the service: the JSON API, its reference page, webhooks and texts on one port',
   usage: `towline serve [--db FILE] [--port N] [--host ADDR] [--public-url URL]
 
-Migrates the database, creates the default account on an empty one, and listens.
+Listens, then migrates the database (creating it, readable by its owner only, if there is
+none) and creates the default account on an empty one. A port already in use is refused
+(exit 1): two servers never share a port.
 Settings (flags win over the environment):
   --db FILE          TOWLINE_DB           database file (default ./towline.db)
   --port N           TOWLINE_PORT         port (default 8080; 0 picks a free one)
@@ -36,7 +38,7 @@ SIGTERM or SIGINT drains requests, checkpoints the database and exits 0.`,
 const migrateCmd: Command = {
   name: 'migrate',
   summary: 'Apply pending database migrations (safe to run twice)',
-  usage: 'towline migrate [--db FILE] [--json]\n\nApplies every embedded migration the database has not seen. serve does this too.',
+  usage: 'towline migrate [--db FILE] [--json]\n\nApplies every embedded migration the database has not seen, creating the database\n(readable by its owner only) if there is none. serve does this too.',
   options: DB_OPTIONS,
   positionals: 0,
   run: ({ values }) => withDb(values, (_db, config) => {
@@ -44,7 +46,7 @@ const migrateCmd: Command = {
     const all = embeddedMigrations()
     if (values.json) return printJson({ database: config.dbPath, migrations: all })
     process.stdout.write(`${config.dbPath} is at migration ${all.at(-1)?.tag ?? '(none)'} (${all.length} embedded).\n`)
-  }),
+  }, { create: true }),
 }
 
 const versionCmd: Command = {
@@ -69,6 +71,9 @@ Usage: towline COMMAND [options]     (towline COMMAND --help for a command's opt
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(w)}  ${c.summary}`).join('\n')}
+
+The database is --db FILE or TOWLINE_DB (default ./towline.db); only serve, migrate
+and demo create it when it does not exist.
 `
 }
 

@@ -1,5 +1,6 @@
 import type { Config } from './config'
-import { openDatabase, closeDatabase } from './db/client'
+import { openDatabase, closeDatabase, restrictToOwner } from './db/client'
+import { dbFlag, selfCommand } from './cli/cli'
 import { migrateDatabase } from './db/migrate'
 import { openLinkKey } from './db/link-key'
 import { ensureDefaultAccount } from './accounts/create-account'
@@ -11,12 +12,11 @@ import { RateLimiter } from './platform/rate-limit'
 import { VERSION } from './version'
 import { startBackgroundWork } from './background'
 
-/** How an operator runs a command of this very program (binary, bunx or source). */
-export function selfCommand(): string {
-  const compiled = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
-  if (compiled) return process.execPath
-  return process.argv[1]?.endsWith('bin/towline.ts') ? 'bunx towline' : 'npm run towline --'
-}
+// Moved to the CLI kit (demo and the missing-database message print it too); kept exported here.
+export { selfCommand } from './cli/cli'
+
+/** Another process already listens on the port `serve` was given; main prints it and exits 1. */
+export class PortInUseError extends Error {}
 
 /**
  * Runs `towline serve`: migrates, creates the default account on an empty database, listens,
@@ -25,6 +25,13 @@ export function selfCommand(): string {
  */
 export async function serve(config: Config, clock: Clock = systemClock): Promise<void> {
   const logger = createLogger(config.logLevel)
+  // Listen before touching the database: a second serve started by mistake on a busy port must
+  // not migrate, nor send webhooks and texts from, a database another server is using. Nothing
+  // can reach `handle` before it is set: everything up to that assignment is synchronous.
+  let handle: ((req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>) | undefined
+  const server = listen(config, (req, srv) => handle!(req, srv))
+  const loosened = restrictToOwner(config.dbPath)
+  if (loosened.length) logger.warn({ files: loosened }, 'database files were readable by other users; made them owner-only (0600)')
   const db = openDatabase(config.dbPath)
   const { key, created: keyCreated } = openLinkKey(db, config.linkKeyFile)
   if (keyCreated) logger.info({ file: config.linkKeyFile }, 'created the link key (keep it with the database: job links are sealed with it)')
@@ -38,21 +45,13 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
   const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => draining, webhookSend })
+  handle = fetch
   const background = startBackgroundWork({ db, clock, config, logger, webhookSend })
-  const server = Bun.serve({
-    port: config.port,
-    hostname: config.host,
-    // The API answers 413 in JSON above 256 KiB itself; this hard cap only stops absurd chunked uploads.
-    maxRequestBodySize: 32 * 1024 * 1024,
-    development: false,
-    fetch,
-  })
   const where = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   logger.info({ url: where, host: config.host, port: server.port, db: config.dbPath, version: VERSION }, 'listening')
-  const dbFlag = config.dbPath === './towline.db' ? '' : ` --db ${config.dbPath}`
   // One write, so a supervisor (or test) that sees "listening" has seen the whole banner.
   const hint = listKeys(db, account.id).length === 0
-    ? `No API key yet. Create one (it is shown once):\n  ${selfCommand()} keys create${dbFlag} --name my-integration --scopes jobs:read,jobs:write\n`
+    ? `No API key yet. Create one (it is shown once):\n  ${selfCommand()} keys create${dbFlag(config)} --name my-integration --scopes jobs:read,jobs:write\n`
     : ''
   process.stderr.write(`${hint}API reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${config.dbPath})\n`)
 
@@ -77,4 +76,28 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
+}
+
+/**
+ * Binds the port without SO_REUSEPORT (Bun's default on Linux), so a port in use is refused
+ * instead of shared with another server (the kernel would split connections between the two).
+ */
+function listen(config: Config, fetch: (req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>) {
+  try {
+    return Bun.serve({
+      port: config.port,
+      hostname: config.host,
+      reusePort: false,
+      // The API answers 413 in JSON above 256 KiB itself; this hard cap only stops absurd chunked uploads.
+      maxRequestBodySize: 32 * 1024 * 1024,
+      development: false,
+      fetch,
+    })
+  } catch (err) {
+    const where = `${config.host}:${config.port}`
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new PortInUseError(`port ${config.port} on ${config.host} is already in use (another towline?); stop it or choose another port with --port or TOWLINE_PORT`)
+    }
+    throw new PortInUseError(`cannot listen on ${where}: ${(err as Error).message}`)
+  }
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { ConfigError, readConfig, type Config } from '../config'
 import { openDatabase, closeDatabase, type Db } from '../db/client'
@@ -40,10 +41,30 @@ export function configFrom(values: Record<string, any>): Config {
   return readConfig(process.env, values)
 }
 
-/** Opens and migrates the database for an operator command, runs `fn`, then closes it. */
-export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config: Config, links: JobLinks) => T | Promise<T>): Promise<T> {
+/** How an operator runs a command of this very program (binary, bunx or source). */
+export function selfCommand(): string {
+  const compiled = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
+  if (compiled) return process.execPath
+  return process.argv[1]?.endsWith('bin/towline.ts') ? 'bunx towline' : 'npm run towline --'
+}
+
+/** ` --db FILE` when the database is not the default one, so a printed command hits the same file. */
+export function dbFlag(config: Config): string {
+  return config.dbPath === './towline.db' ? '' : ` --db ${config.dbPath}`
+}
+
+/**
+ * Opens and migrates the database for an operator command, runs `fn`, then closes it. Only
+ * `create: true` commands (migrate, demo) may make a new database: for the others a missing
+ * file is a typo or the wrong folder, and an empty database would hide that.
+ */
+export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config: Config, links: JobLinks) => T | Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
   const config = configFrom(values)
-  const db = openDatabase(config.dbPath)
+  const create = opts.create ?? false
+  if (!create && !existsSync(config.dbPath)) {
+    throw new ConfigError(`no database at ${config.dbPath} (nothing was created); to start one run ${selfCommand()} migrate${dbFlag(config)} (serve creates it too), or point --db or TOWLINE_DB at yours`)
+  }
+  const db = openDatabase(config.dbPath, { create })
   try {
     const { key } = openLinkKey(db, config.linkKeyFile)
     migrateDatabase(db, { linkKey: () => key })

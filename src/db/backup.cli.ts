@@ -1,21 +1,33 @@
-import { existsSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Command } from '../cli/cli'
 import { UsageError, withDb } from '../cli/cli'
+import { createOwnerOnly } from './client'
 
 /** `towline backup FILE`: a consistent copy of the live database (VACUUM INTO), safe while serve runs. */
 export const backupCommand: Command = {
   name: 'backup',
   summary: 'Write a consistent copy of the database to FILE (safe while serving)',
-  usage: 'towline backup FILE [--db FILE]\n\nUses SQLite VACUUM INTO: a complete, compacted copy taken in one read transaction.',
+  usage: 'towline backup FILE [--db FILE]\n\nUses SQLite VACUUM INTO: a complete, compacted copy taken in one read transaction.\nThe copy is readable by its owner only (0600).',
   options: { db: { type: 'string' } },
   positionals: 1,
   run: ({ values, positionals }) => withDb(values, (db, config) => {
     const target = positionals[0]
     if (!target) throw new UsageError('where to? give a file name')
-    if (existsSync(target)) throw new UsageError(`${target} exists; choose a new file name`)
     if (resolve(target) === resolve(config.dbPath)) throw new UsageError('the backup must be another file')
-    db.$client.run('VACUUM INTO ?', [target])
+    // Made 0600 before SQLite writes into it (it would create it 0644); 'wx' also refuses an existing file.
+    try {
+      createOwnerOnly(target)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`${target} exists; choose a new file name`)
+      throw err
+    }
+    try {
+      db.$client.run('VACUUM INTO ?', [target])
+    } catch (err) {
+      rmSync(target, { force: true })
+      throw err
+    }
     process.stdout.write(`Backed up ${config.dbPath} to ${target}.\n`)
   }),
 }

@@ -1,4 +1,5 @@
 import { Database } from 'bun:sqlite'
+import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import * as schema from './schema'
 
@@ -8,15 +9,42 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
  * Opens the SQLite file with the settings the service relies on: WAL (readers never block the
  * one writer), synchronous NORMAL, a busy timeout for other processes (CLI, backups) and
  * foreign keys. One connection per process; every write happens on the main thread.
+ * With `create` (the default) a missing file is made readable by its owner only (0600);
+ * without it a missing file is an error and nothing is created.
  */
-export function openDatabase(path: string): Db {
-  const sqlite = new Database(path, { create: true, strict: true })
+export function openDatabase(path: string, opts: { create?: boolean } = {}): Db {
+  const create = opts.create ?? true
+  // SQLite would create the file 0644; made 0600 first, it keeps that mode, and SQLite gives
+  // the -wal and -shm files the database file's mode.
+  if (create && path !== ':memory:' && path !== '' && !existsSync(path)) {
+    try { createOwnerOnly(path) } catch (err) { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err }
+  }
+  const sqlite = new Database(path, { create, readwrite: true, strict: true })
   sqlite.exec('PRAGMA journal_mode = WAL')
   sqlite.exec('PRAGMA synchronous = NORMAL')
   sqlite.exec('PRAGMA busy_timeout = 5000')
   sqlite.exec('PRAGMA foreign_keys = ON')
   sqlite.exec('PRAGMA temp_store = MEMORY')
   return drizzle(sqlite, { schema }) as Db
+}
+
+/** Creates an empty file readable and writable by its owner only; throws EEXIST if it exists. */
+export function createOwnerOnly(path: string): void {
+  closeSync(openSync(path, 'wx', 0o600))
+}
+
+/**
+ * Makes the database and its -wal, -shm and -journal files readable by their owner only, and
+ * returns the files it had to change (an older towline created them 0644).
+ */
+export function restrictToOwner(path: string): string[] {
+  const changed: string[] = []
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+    if (!existsSync(file) || (statSync(file).mode & 0o077) === 0) continue
+    chmodSync(file, 0o600)
+    changed.push(file)
+  }
+  return changed
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import { dirname, join } from 'node:path'
+import { compressedOnce, pickCoding } from './compress'
 
 /**
  * Where the Scalar reference bundle is: embedded in the compiled binary (scripts/build.ts passes
@@ -12,6 +13,19 @@ function scalarScriptPath(): string {
   return join(dirname(Bun.resolveSync('@scalar/api-reference', import.meta.dir)), 'browser', 'standalone.js')
 }
 const scalarJs = scalarScriptPath()
+const scalarJsCompressed = compressedOnce(async () => new Uint8Array(await Bun.file(scalarJs).arrayBuffer()))
+const SCRIPT_HEADERS = { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400', vary: 'accept-encoding' }
+
+/** The 4.3 MB reference script, brotli or gzip (about 1 MB) when the client accepts it. */
+async function scalarScript(acceptEncoding: string | null): Promise<Response> {
+  const coding = pickCoding(acceptEncoding)
+  if (coding) {
+    try {
+      return new Response(await scalarJsCompressed(coding), { headers: { ...SCRIPT_HEADERS, 'content-encoding': coding } })
+    } catch { /* fall through: the uncompressed file always works */ }
+  }
+  return new Response(Bun.file(scalarJs), { headers: SCRIPT_HEADERS })
+}
 
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
@@ -24,8 +38,13 @@ const DOCS_HTML = `<!doctype html>
   <body>
     <script id="api-reference" data-url="/api/v1/openapi.json" data-configuration='${JSON.stringify({
       withDefaultFonts: false,
-      hideClientButton: false,
       telemetry: false,
+      // The page is offline: no buttons that lead to Scalar's cloud (its AI agent, MCP
+      // generator, deploy/share toolbar, "open in the Scalar app").
+      hideClientButton: true,
+      showDeveloperTools: 'never',
+      agent: { disabled: true },
+      mcp: { disabled: true },
       authentication: { preferredSecurityScheme: 'bearerAuth' },
     })}'></script>
     <script src="/api/v1/docs/scalar.js"></script>
@@ -41,7 +60,5 @@ export function docsRoutes(getDocument: () => unknown) {
       return new Response(cached, { headers: { 'content-type': 'application/json; charset=utf-8' } })
     }, { detail: { hide: true } })
     .get('/docs', () => new Response(DOCS_HTML, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
-    .get('/docs/scalar.js', () => new Response(Bun.file(scalarJs), {
-      headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' },
-    }), { detail: { hide: true } })
+    .get('/docs/scalar.js', ({ request }) => scalarScript(request.headers.get('accept-encoding')), { detail: { hide: true } })
 }

@@ -23,6 +23,9 @@ test('the docs page lists the operations, loading nothing from outside this serv
   const page = await browser.newPage()
   const outside: string[] = []
   page.on('request', (r) => { if (!r.url().startsWith(server.url) && !r.url().startsWith('data:')) outside.push(r.url()) })
+  const scriptEncoding = new Promise<string | undefined>((resolve) => page.on('response', (r) => {
+    if (r.url().endsWith('/api/v1/docs/scalar.js')) resolve(r.headers()['content-encoding'])
+  }))
   await page.goto(server.url + '/api/v1/docs')
   await page.getByText('Who the key is').first().waitFor({ timeout: 15_000 })
   await page.getByText('Jobs', { exact: true }).first().click()
@@ -31,4 +34,21 @@ test('the docs page lists the operations, loading nothing from outside this serv
   for (const summary of ['List jobs', 'Create a job', 'Reopen a finished job', 'Roster', 'Services']) expect(text).toContain(summary)
   await page.screenshot({ path: `${folder.dir}/docs.png` })
   expect(outside).toEqual([])
+  // The 4.3 MB script travelled compressed and still ran (the page above rendered).
+  expect(['br', 'gzip']).toContain((await scriptEncoding)!)
+}, 30_000)
+
+test("the docs page offers none of Scalar's cloud buttons (AI agent, MCP, deploy/share toolbar, open in the Scalar app)", async () => {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+  await page.goto(server.url + '/api/v1/docs')
+  await page.getByText('Who the key is').first().waitFor({ timeout: 15_000 })
+  const visibleControls = () => page.locator('button, a').evaluateAll((els) =>
+    els.filter((e) => (e as HTMLElement).offsetParent !== null).map((e) => (e.textContent ?? '').trim().replace(/\s+/g, ' ')))
+  const cloud = /Ask AI|Generate MCP|Deploy|Share|Developer Tools|Configure|Open API Client|VS Code|Cursor/
+  expect((await visibleControls()).filter((t) => cloud.test(t))).toEqual([])
+  expect(await page.locator('body').innerText()).not.toMatch(/Ask AI|Generate MCP/)
+  // The in-page request tool stays (it talks to this server), without its "open in the app" button.
+  await page.getByRole('button', { name: /Test Request/ }).first().click()
+  await page.getByRole('button', { name: /Send/ }).first().waitFor({ timeout: 15_000 })
+  expect((await visibleControls()).filter((t) => cloud.test(t))).toEqual([])
 }, 30_000)

@@ -1,0 +1,59 @@
+/**
+ * `npm test`: brings what the suite needs that npm cannot, builds the binary, runs every test
+ * (extra arguments go to `bun test`). Chromium, which the docs page test drives, is the one
+ * such thing: when it is missing, root installs it with apt-get; anyone else gets one line
+ * saying how, and a non-zero exit.
+ */
+import { existsSync, mkdirSync } from 'node:fs'
+
+/** What to do about Chromium before the tests run. */
+export type ChromiumStep = { do: 'use'; path: string } | { do: 'install' } | { do: 'stop'; message: string }
+
+const DEBIAN_PATH = '/usr/bin/chromium'
+const HOW = 'install it with `sudo apt-get install chromium` (Debian, Ubuntu), or set CHROMIUM_PATH to a Chromium or Chrome executable'
+
+/** Decides what to do about Chromium from what this machine has. */
+export function chromiumStep(m: { configured?: string; exists: (path: string) => boolean; onPath: string | null; isRoot: boolean; hasAptGet: boolean }): ChromiumStep {
+  if (m.configured) {
+    return m.exists(m.configured) ? { do: 'use', path: m.configured } : { do: 'stop', message: `npm test: CHROMIUM_PATH=${m.configured} does not exist; unset it or point it at Chromium` }
+  }
+  if (m.exists(DEBIAN_PATH)) return { do: 'use', path: DEBIAN_PATH }
+  if (m.onPath) return { do: 'use', path: m.onPath }
+  if (m.isRoot && m.hasAptGet) return { do: 'install' }
+  return { do: 'stop', message: `npm test needs Chromium for the docs page test: ${HOW}` }
+}
+
+/** Installs Debian's chromium quietly (log in .tmp/apt.log); returns whether it is there after. */
+async function installChromium(): Promise<boolean> {
+  process.stderr.write('npm test: Chromium is missing; installing it with apt-get (the docs page test drives it)...\n')
+  mkdirSync('.tmp', { recursive: true })
+  const log = Bun.file('.tmp/apt.log')
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  const update = Bun.spawnSync(['apt-get', 'update', '-qq'], { env, stdout: log, stderr: log })
+  const install = update.exitCode === 0 && Bun.spawnSync(['apt-get', 'install', '-y', '-qq', 'chromium'], { env, stdout: Bun.file('.tmp/apt-install.log'), stderr: Bun.file('.tmp/apt-install.log') })
+  return !!install && install.exitCode === 0 && existsSync(DEBIAN_PATH)
+}
+
+if (import.meta.main) {
+  let step = chromiumStep({
+    configured: process.env.CHROMIUM_PATH || undefined,
+    exists: existsSync,
+    onPath: Bun.which('chromium') ?? Bun.which('chromium-browser'),
+    isRoot: process.getuid?.() === 0,
+    hasAptGet: Bun.which('apt-get') !== null,
+  })
+  if (step.do === 'install') {
+    step = (await installChromium())
+      ? { do: 'use', path: DEBIAN_PATH }
+      : { do: 'stop', message: `npm test: apt-get could not install Chromium (see .tmp/apt.log and .tmp/apt-install.log); ${HOW}` }
+  }
+  if (step.do !== 'use') {
+    process.stderr.write(`${step.do === 'stop' ? step.message : 'npm test: no Chromium'}\n`)
+    process.exit(1)
+  }
+  const env = { ...process.env, CHROMIUM_PATH: step.path }
+  const build = Bun.spawnSync([process.execPath, 'scripts/build.ts'], { env, stdout: 'inherit', stderr: 'inherit' })
+  if (build.exitCode !== 0) process.exit(build.exitCode ?? 1)
+  const tests = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...process.argv.slice(2)], { env, stdio: ['inherit', 'inherit', 'inherit'] })
+  process.exit(await tests.exited)
+}

@@ -1,0 +1,194 @@
+/**
+ * Operating the binary: mistakes an operator can make fail loudly and change nothing, files
+ * are created for their owner only, and what the commands print is what exists.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { brotliDecompressSync, gunzipSync } from 'node:zlib'
+import { cli, freshFolder, startServer as start, type RunningServer } from '../binary'
+
+let folder: ReturnType<typeof freshFolder>
+beforeAll(() => { folder = freshFolder() })
+afterAll(() => folder?.cleanup())
+
+// A failed expectation must not leave a server running: every one started is stopped after its test.
+const running: RunningServer[] = []
+afterEach(async () => { for (const s of running.splice(0)) if (s.proc.exitCode === null) await s.stop('SIGKILL') })
+async function startServer(...args: Parameters<typeof start>) {
+  const s = await start(...args)
+  running.push(s)
+  return s
+}
+
+const mode = (path: string) => (statSync(path).mode & 0o777).toString(8)
+/** Every file in the folder except the binary itself. */
+const filesIn = (dir: string) => readdirSync(dir).filter((f) => f !== 'towline').sort()
+
+describe('a busy port', () => {
+  test('a second serve on a port in use exits non-zero with one line naming the port, touching no database', async () => {
+    const f = freshFolder()
+    try {
+      const first = await startServer(f.bin, { cwd: f.dir })
+      const { port } = new URL(first.url)
+      // Bounded: a second server that starts anyway is stopped after 10 s (and the test fails).
+      const second = Bun.spawnSync([f.bin, 'serve', '--port', port, '--host', '127.0.0.1', '--db', 'second.db'], {
+        cwd: f.dir, env: { ...process.env, LOG_LEVEL: 'info' }, stdout: 'pipe', stderr: 'pipe', timeout: 10_000,
+      })
+      const stderr = second.stderr.toString()
+      expect(stderr).not.toContain('listening')
+      expect(second.exitCode).not.toBe(0)
+      expect(second.exitCode).not.toBeNull()
+      expect(stderr.trim().split('\n')).toHaveLength(1)
+      expect(stderr).toContain(port)
+      expect(stderr).toContain('in use')
+      expect(second.stdout.toString()).toBe('')
+      expect(existsSync(join(f.dir, 'second.db'))).toBe(false)
+      // The first server still answers, alone.
+      expect((await fetch(`${first.url}/healthz`)).status).toBe(200)
+      expect(await first.stop()).toBe(0)
+    } finally {
+      f.cleanup()
+    }
+  })
+})
+
+describe('commands that need a database never create one', () => {
+  const cases: [string, string[]][] = [
+    ['backup to a file with a mistyped --db', ['backup', 'copy.db', '--db', 'typo.db']],
+    ['keys list', ['keys', 'list']],
+    ['keys create', ['keys', 'create', '--name', 'x', '--scopes', 'jobs:read']],
+    ['accounts list', ['accounts', 'list']],
+    ['units add', ['units', 'add', '--name', 'Truck 1']],
+    ['jobs list', ['jobs', 'list']],
+    ['texts list', ['texts', 'list']],
+  ]
+  for (const [what, args] of cases) {
+    test(`${what}: names the missing file in one line, exits non-zero, creates nothing`, () => {
+      const f = freshFolder()
+      try {
+        const r = cli(f.bin, args, { cwd: f.dir })
+        expect(r.code).not.toBe(0)
+        const name = args.includes('--db') ? 'typo.db' : 'towline.db'
+        expect(r.stderr.trim().split('\n')).toHaveLength(1)
+        expect(r.stderr).toContain(name)
+        expect(r.stdout).toBe('')
+        expect(filesIn(f.dir)).toEqual([])
+      } finally {
+        f.cleanup()
+      }
+    })
+  }
+})
+
+describe('files are readable by their owner only', () => {
+  test('migrate and demo create the database 0600', () => {
+    const dir = folder.dir
+    expect(cli(folder.bin, ['migrate', '--db', 'm.db'], { cwd: dir }).code).toBe(0)
+    expect(mode(join(dir, 'm.db'))).toBe('600')
+    expect(cli(folder.bin, ['demo', '--db', 'd.db'], { cwd: dir }).code).toBe(0)
+    expect(mode(join(dir, 'd.db'))).toBe('600')
+  })
+
+  test('serve creates the database and its -wal and -shm 0600; a backup taken while serving is 0600', async () => {
+    const f = freshFolder()
+    try {
+      const s = await startServer(f.bin, { cwd: f.dir })
+      for (const name of ['towline.db', 'towline.db-wal', 'towline.db-shm']) expect({ name, mode: mode(join(f.dir, name)) }).toEqual({ name, mode: '600' })
+      const r = cli(f.bin, ['backup', 'copy.db'], { cwd: f.dir })
+      expect(r.code).toBe(0)
+      expect(mode(join(f.dir, 'copy.db'))).toBe('600')
+      expect(await s.stop()).toBe(0)
+    } finally {
+      f.cleanup()
+    }
+  })
+
+  test('serve tightens an existing database readable by others, and says so in the log', async () => {
+    const f = freshFolder()
+    try {
+      expect(cli(f.bin, ['migrate'], { cwd: f.dir }).code).toBe(0)
+      chmodSync(join(f.dir, 'towline.db'), 0o644)
+      const s = await startServer(f.bin, { cwd: f.dir })
+      expect(mode(join(f.dir, 'towline.db'))).toBe('600')
+      expect(mode(join(f.dir, 'towline.db-wal'))).toBe('600')
+      const line = s.stdout().split('\n').find((l) => l.includes('0600'))
+      expect(line).toBeDefined()
+      expect(JSON.parse(line!)).toMatchObject({ level: 40, files: [expect.stringContaining('towline.db')] })
+      expect(await s.stop()).toBe(0)
+    } finally {
+      f.cleanup()
+    }
+  })
+
+  test('backup refuses a file that exists, leaving it as it was', () => {
+    const dir = folder.dir
+    cli(folder.bin, ['migrate', '--db', 'b.db'], { cwd: dir })
+    Bun.write(join(dir, 'taken.db'), 'mine')
+    const r = cli(folder.bin, ['backup', 'taken.db', '--db', 'b.db'], { cwd: dir })
+    expect(r.code).not.toBe(0)
+    expect(r.stderr).toContain('exists')
+    expect(readFileSync(join(dir, 'taken.db'), 'utf8')).toBe('mine')
+  })
+})
+
+describe('what the commands print', () => {
+  test('units add warns on stderr, still exiting 0, when phones cannot reach the public URL', () => {
+    const dir = folder.dir
+    cli(folder.bin, ['migrate', '--db', 'u.db'], { cwd: dir })
+    const add = (url: string, name: string) => cli(folder.bin, ['units', 'add', '--name', name, '--db', 'u.db'], { cwd: dir, env: { TOWLINE_PUBLIC_URL: url } })
+    for (const url of ['http://localhost:8080', 'http://192.168.1.20:8080', 'http://towline.local']) {
+      const r = add(url, `Truck ${url}`)
+      expect({ url, code: r.code }).toEqual({ url, code: 0 })
+      expect(r.stdout).toStartWith('unit_')
+      expect(r.stderr).toMatch(/phones/i)
+      expect(r.stderr).toContain('TOWLINE_PUBLIC_URL')
+    }
+    const plain = add('http://tow.example.com', 'Truck plain')
+    expect(plain.code).toBe(0)
+    expect(plain.stderr).toContain('https')
+    expect(plain.stderr).toContain('TOWLINE_PUBLIC_URL')
+    const fine = add('https://tow.example.com', 'Truck fine')
+    expect(fine.code).toBe(0)
+    expect(fine.stderr).not.toContain('TOWLINE_PUBLIC_URL')
+  })
+
+  test('demo tells how to make a key in the form the operator ran it', () => {
+    const r = cli(folder.bin, ['demo', '--db', 'demo2.db'], { cwd: folder.dir })
+    expect(r.code).toBe(0)
+    expect(r.stderr).toContain(`${folder.bin} keys create --db demo2.db --account ${r.stdout.trim()}`)
+  })
+
+  test('--help claims no pages that do not exist yet', () => {
+    const r = cli(folder.bin, ['--help'], { cwd: folder.dir })
+    expect(r.code).toBe(0)
+    expect(r.stdout).not.toMatch(/pages|dashboard|board|tracking page|driver page/i)
+    expect(cli(folder.bin, ['serve', '--help'], { cwd: folder.dir }).stdout).not.toMatch(/pages|dashboard/i)
+    expect(cli(folder.bin, ['demo', '--help'], { cwd: folder.dir }).stdout).not.toMatch(/pages|dashboard/i)
+  })
+})
+
+describe('the docs page script', () => {
+  test('is served compressed to clients that accept it, the same bytes once decompressed', async () => {
+    const f = freshFolder()
+    try {
+      const s = await startServer(f.bin, { cwd: f.dir })
+      const url = `${s.url}/api/v1/docs/scalar.js`
+      const plain = await fetch(url, { headers: { 'accept-encoding': 'identity' }, decompress: false })
+      expect(plain.headers.get('content-encoding')).toBeNull()
+      const original = new Uint8Array(await plain.arrayBuffer())
+      expect(original.byteLength).toBeGreaterThan(1_000_000)
+      for (const [encoding, decode] of [['gzip', gunzipSync], ['br', brotliDecompressSync]] as const) {
+        const res = await fetch(url, { headers: { 'accept-encoding': encoding }, decompress: false })
+        expect(res.headers.get('content-encoding')).toBe(encoding)
+        expect(res.headers.get('vary')?.toLowerCase()).toContain('accept-encoding')
+        const body = new Uint8Array(await res.arrayBuffer())
+        expect(body.byteLength).toBeLessThan(original.byteLength / 3)
+        expect(Buffer.from(decode(body)).equals(Buffer.from(original))).toBe(true)
+      }
+      expect(await s.stop()).toBe(0)
+    } finally {
+      f.cleanup()
+    }
+  })
+})
