@@ -1,0 +1,129 @@
+/**
+ * The text sender in process, on a real SQLite file, against the local Twilio stand-in, with a
+ * clock the test moves: per-number order, leases left by other processes settled while running,
+ * and what the log provider writes.
+ */
+import { afterAll, afterEach, describe, expect, test } from 'bun:test'
+import { closeSync, openSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createLogger } from '../platform/log'
+import { startTestApi, type TestApi } from '../../test/kit'
+import { startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN, type Answer } from '../../test/twilio-standin'
+import { logProvider, twilioProvider } from './providers'
+import { TextSender, type TextSenderDeps } from './text-sender'
+import { onTextsQueued } from './queue-text'
+
+const answers: ((to: string, body: string) => Answer | undefined)[] = []
+const twilio = startTwilioStandin({ answer: (to, body) => answers.map((a) => a(to, body)).find((x) => x) ?? 'ok' })
+afterAll(() => twilio.stop())
+
+const logger = createLogger('silent')
+let api: TestApi
+const senders: TextSender[] = []
+afterEach(async () => {
+  onTextsQueued(() => {})
+  for (const s of senders.splice(0)) await s.stop(1000)
+  answers.length = 0
+  api?.close()
+})
+
+function sender(over: Partial<TextSenderDeps> = {}) {
+  const provider = twilioProvider({ accountSid: TWILIO_SID, authToken: TWILIO_TOKEN, from: TWILIO_FROM, apiBase: twilio.apiBase, statusCallbackUrl: 'http://towline.test/sms/twilio/status' })
+  const s = new TextSender({ db: api.db, clock: api.clock, logger, provider, retryMs: [60_000, 120_000], owner: 'test-host:1', ...over })
+  senders.push(s)
+  onTextsQueued(() => s.wake())
+  return s
+}
+async function until(cond: () => boolean, ms = 8000) {
+  const end = Date.now() + ms
+  while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await Bun.sleep(5) }
+}
+async function call(key: string, method: string, path: string, body?: unknown) {
+  const res = await api.request(method, `/api/v1${path}`, { key, body })
+  return { status: res.status, body: await res.json() as any }
+}
+const textRows = (jobId: string) => api.db.$client.query('SELECT template, status, provider_message_id, attempts FROM texts WHERE job_id = ? ORDER BY created_at, id').all(jobId) as any[]
+const creates = (to: string) => twilio.creates.filter((c) => c.to === to)
+
+describe('order', () => {
+  test('texts to one number go out in the order they were written: a later one waits while an earlier one is retried', async () => {
+    api = startTestApi()
+    const key = api.key('all')
+    let failures = 1
+    answers.push((to, body) => (to === '+15035550181' && /got your request/.test(body) && failures-- > 0 ? 'error500' : undefined))
+    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Lu', phone: '503-555-0181', sms_consent: true }, pickup: { location: 'x' } })).body
+    await call(key, 'PATCH', `/jobs/${job.id}`, { status: 'cancelled', cancel_reason: 'customer got a ride' })
+    const s = sender()
+    s.start()
+    await until(() => creates('+15035550181').length === 1)
+    await until(() => textRows(job.id)[0].status === 'queued' && textRows(job.id)[0].attempts === 1)
+    // The cancellation text is due now, but the earlier text to that number is waiting for its
+    // retry. A text to another number written after it goes out: the pass that sent it held this one back.
+    const other = (await call(key, 'POST', '/jobs', { customer: { name: 'Al', phone: '503-555-0186', sms_consent: true }, pickup: { location: 'x' } })).body
+    await until(() => textRows(other.id)[0].status === 'sent')
+    expect(creates('+15035550181').map((c) => c.answer)).toEqual(['error500'])
+    expect(textRows(job.id).map((t) => t.status)).toEqual(['queued', 'queued'])
+    api.clock.advance(60_000)
+    s.wake()
+    await until(() => textRows(job.id).every((t) => t.status === 'sent'))
+    expect(creates('+15035550181').map((c) => /got your request/.test(c.body) ? 'received' : 'cancelled')).toEqual(['received', 'received', 'cancelled'])
+  })
+})
+
+describe('leases', () => {
+  test('a text another process was sending when it died is settled while the sender runs: found at Twilio, or sent once', async () => {
+    api = startTestApi()
+    const key = api.key('all')
+    const s = sender()
+    s.start()
+    const took = (await call(key, 'POST', '/jobs', { customer: { name: 'Mo', phone: '503-555-0182', sms_consent: true }, pickup: { location: 'x' } })).body
+    const lost = (await call(key, 'POST', '/jobs', { customer: { name: 'Ny', phone: '503-555-0183', sms_consent: true }, pickup: { location: 'y' } })).body
+    await until(() => textRows(took.id)[0].status === 'sent' && textRows(lost.id)[0].status === 'sent')
+    // Rewind both to what a process on another machine left when it died mid-send: one that Twilio
+    // took (its message is there, unknown to us), one that never reached Twilio.
+    const now = api.clock.now()
+    for (const id of [took.id, lost.id]) {
+      api.db.$client.run("UPDATE texts SET status = 'sending', provider_message_id = NULL, sending_at = ?, next_attempt_at = ?, lease_owner = 'another-machine:7' WHERE job_id = ?", [now, now + 30_000, id])
+    }
+    const tookSid = creates('+15035550182')[0] && twilio.messages.find((m) => m.to === '+15035550182')!.sid
+    twilio.messages.splice(twilio.messages.findIndex((m) => m.to === '+15035550183'), 1)
+    const before = twilio.creates.length
+    // While the leases run, nothing is asked or resent: a text written later goes out meanwhile.
+    const later = (await call(key, 'POST', '/jobs', { customer: { name: 'Pi', phone: '503-555-0187', sms_consent: true }, pickup: { location: 'z' } })).body
+    await until(() => textRows(later.id)[0].status === 'sent')
+    expect([textRows(took.id)[0].status, textRows(lost.id)[0].status]).toEqual(['sending', 'sending'])
+    api.clock.advance(30_001)
+    s.wake()
+    await until(() => textRows(took.id)[0].status === 'sent' && textRows(lost.id)[0].status === 'sent')
+    expect(textRows(took.id)[0].provider_message_id).toBe(tookSid)
+    expect(twilio.creates.slice(before).map((c) => c.to)).toEqual(['+15035550187', '+15035550183'])
+  })
+})
+
+describe('the log provider', () => {
+  test('logs neither the whole number nor any link of a text (the driver link acts as the driver)', async () => {
+    api = startTestApi()
+    const key = api.key('all')
+    const file = join(api.dir, 'log.jsonl')
+    const fd = openSync(file, 'w')
+    const fileLogger = createLogger('info', fd)
+    const s = sender({ provider: logProvider(fileLogger), logger: fileLogger })
+    s.start()
+    const unit = (await call(key, 'GET', '/units')).body
+    expect(unit.data).toEqual([])
+    api.db.$client.run("INSERT INTO units (id, account_id, name, driver_name, driver_phone, device_id, off_duty, created_at, updated_at) VALUES ('unit_log', ?, 'T1', 'Di', '+15035550185', 'dev-log', 0, 0, 0)", [api.accountId])
+    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Oz', phone: '503-555-0184', sms_consent: true }, pickup: { location: 'x' } })).body
+    await call(key, 'POST', `/jobs/${job.id}/assign`, { unit_id: 'unit_log' })
+    await until(() => textRows(job.id).length === 3 && textRows(job.id).every((t) => t.status === 'sent'))
+    fileLogger.flush()
+    await Bun.sleep(50)
+    closeSync(fd)
+    const log = readFileSync(file, 'utf8')
+    expect(log).toContain('text (log provider: not sent)')
+    expect(log).not.toContain('5035550184')
+    expect(log).not.toContain('5035550185')
+    expect(log).not.toContain(job.tracking_url)
+    expect(log).not.toMatch(/\/d\/[A-Za-z0-9]{10,}/)
+    expect(log).toContain('+1******0184')
+  })
+})
