@@ -116,7 +116,7 @@ describe('the log provider', () => {
     await call(key, 'POST', `/jobs/${job.id}/assign`, { unit_id: 'unit_log' })
     await until(() => textRows(job.id).length === 3 && textRows(job.id).every((t) => t.status === 'sent'))
     fileLogger.flush()
-    await Bun.sleep(50)
+    await until(() => (readFileSync(file, 'utf8').match(/log provider: not sent/g) ?? []).length === 3)
     closeSync(fd)
     const log = readFileSync(file, 'utf8')
     expect(log).toContain('text (log provider: not sent)')

@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { hostname } from 'node:os'
+import pino from 'pino'
 import { openDatabase, closeDatabase } from '../db/client'
 import { createLogger } from '../platform/log'
 import { expectError, startTestApi, type TestApi } from '../../test/kit'
@@ -63,7 +64,8 @@ describe('leases', () => {
       a.start(); b.start()
       for (let i = 0; i < 30; i++) { await newJob(key); a.wake(); b.wake() }
       await until(() => ['/two-a', '/two-b', '/two-c'].every((p) => at(p).length >= 30))
-      await Bun.sleep(50)
+      // Every delivery is recorded as succeeded and nothing is in flight: no attempt can still come.
+      await until(() => a.inFlight === 0 && b.inFlight === 0 && (api.db.$client.query("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'").get() as { n: number }).n === 90)
       for (const p of ['/two-a', '/two-b', '/two-c']) {
         const ids = at(p).map((r) => r.body.id)
         expect({ path: p, sent: ids.length, distinct: new Set(ids).size }).toEqual({ path: p, sent: 30, distinct: 30 })
@@ -131,13 +133,14 @@ describe('robustness', () => {
     let release!: () => void
     const held = new Promise<void>((r) => { release = r })
     behaviour.fn = () => ({ hold: held })
-    scheduler().start()
+    const errors: string[] = []
+    scheduler({ logger: pino({ level: 'error' }, { write: (line: string) => { errors.push(line) } }) }).start()
     await newJob(key)
     await until(() => at('/fail-turn').length === 1)
     // Recording the finished attempt now fails inside the turn's transaction.
     api.db.$client.run('ALTER TABLE webhook_attempts RENAME TO webhook_attempts_away')
     release()
-    await Bun.sleep(100)
+    await until(() => errors.some((l) => l.includes('webhook scheduler turn failed')))
     api.db.$client.run('ALTER TABLE webhook_attempts_away RENAME TO webhook_attempts')
     await until(() => api.db.$client.query('SELECT count(*) AS n FROM webhook_attempts').get() !== null && (api.db.$client.query('SELECT count(*) AS n FROM webhook_attempts').get() as any).n === 1, 5000)
     const log = (await call(key, 'GET', `/webhooks/${e.id}/deliveries`)).body.data

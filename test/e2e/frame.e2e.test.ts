@@ -143,7 +143,7 @@ describe('error paths over HTTP', () => {
     const res = await get('/api/v1/me', auth(key))
     const id = res.headers.get('request-id')!
     expect(id).toStartWith('req_')
-    await Bun.sleep(100)
+    for (const end = Date.now() + 5000; !server.stdout().includes(id) && Date.now() < end;) await Bun.sleep(10)
     const line = server.stdout().split('\n').find((l) => l.includes(id))
     expect(line).toBeDefined()
     const entry = JSON.parse(line!)

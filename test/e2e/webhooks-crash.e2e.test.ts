@@ -65,10 +65,13 @@ test('private targets are checked again at send time', async () => {
     // The operator withdraws the permission: the loopback endpoint must not get anything now.
     s = await startServer(f.bin, { cwd: f.dir, env: { ...env, TOWLINE_WEBHOOK_ALLOW_PRIVATE: '0' } })
     await call('POST', '/jobs', { customer: { name: 'C' }, pickup: { location: 'x' } })
-    await Bun.sleep(500)
-    expect(receiver.received.filter((r) => r.path === '/private')).toHaveLength(0)
-    const log = (await (await call('GET', `/webhooks/${e.id}/deliveries`)).json() as any).data
+    let log: any[] = []
+    for (const end = Date.now() + 8000; !log.length; await Bun.sleep(20)) {
+      if (Date.now() > end) throw new Error('no attempt recorded')
+      log = (await (await call('GET', `/webhooks/${e.id}/deliveries`)).json() as any).data
+    }
     expect(log[0]).toMatchObject({ status: 'failed', error: 'blocked' })
+    expect(receiver.received.filter((r) => r.path === '/private')).toHaveLength(0)
     const refused = await call('POST', '/webhooks', { url: receiver.url + '/private2', events: ['*'] })
     expect(refused.status).toBe(422)
     await s.stop()

@@ -46,6 +46,16 @@ async function until(cond: () => boolean, ms = 8000) {
   const end = Date.now() + ms
   while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await Bun.sleep(20) }
 }
+/** The endpoint's delivery log once `cond` holds for it (attempts are recorded just after they are answered). */
+async function attemptsWhen(endpointId: string, cond: (log: any[]) => boolean, ms = 8000): Promise<any[]> {
+  const end = Date.now() + ms
+  for (;;) {
+    const log = (await call('GET', `/webhooks/${endpointId}/deliveries`)).body.data as any[]
+    if (cond(log)) return log
+    if (Date.now() > end) throw new Error(`delivery log never matched: ${JSON.stringify(log.map((a) => [a.attempt, a.status, a.error]))}`)
+    await Bun.sleep(20)
+  }
+}
 
 describe('webhook endpoints', () => {
   test('a new endpoint returns its whsec_ secret once; lists never show it', async () => {
@@ -88,9 +98,11 @@ describe('deliveries', () => {
     const job = (await newJob('WH-2')).body
     await call('PATCH', `/jobs/${job.id}`, { status: 'cancelled', cancel_reason: 'customer left' })
     await call('POST', `/jobs/${job.id}/reopen`, { reason: 'customer called back' })
-    await until(() => at('/assigned-only').length >= 1)
-    await Bun.sleep(300)
-    expect(at('/assigned-only').map((r) => r.body.type)).toEqual(['job.reopened'])
+    // A second reopen, delivered after everything before it (one endpoint's deliveries go in order): the proof that nothing else came.
+    await call('PATCH', `/jobs/${job.id}`, { status: 'cancelled', cancel_reason: 'customer left again' })
+    await call('POST', `/jobs/${job.id}/reopen`, { reason: 'customer called back again' })
+    await until(() => at('/assigned-only').length >= 2)
+    expect(at('/assigned-only').map((r) => r.body.type)).toEqual(['job.reopened', 'job.reopened'])
     expect(at('/assigned-only')[0]!.body.data.event).toMatchObject({ from: 'cancelled', to: 'confirmed', detail: { reason: 'customer called back', cancel_reason: 'customer left' } })
   })
 
@@ -104,8 +116,7 @@ describe('deliveries', () => {
     expect(tries.map((r) => r.body.attempt)).toEqual([1, 2, 3])
     expect(tries.every((r) => r.validSignatures === 1)).toBe(true)
     expect(tries[1]!.headers['x-svc-signature']).not.toBe(tries[0]!.headers['x-svc-signature'])
-    await Bun.sleep(200)
-    const log = (await call('GET', `/webhooks/${e.id}/deliveries`)).body.data
+    const log = await attemptsWhen(e.id, (l) => l.length >= 3)
     expect(log.map((a: any) => [a.attempt, a.status, a.response_status, a.error])).toEqual([[3, 'succeeded', 200, null], [2, 'failed', 500, 'http'], [1, 'failed', 500, 'http']])
     expect(log[2].request_body).toBe(tries[0]!.raw)
     expect(log[2].request_headers['x-svc-signature']).toBe(tries[0]!.headers['x-svc-signature'])
@@ -115,21 +126,18 @@ describe('deliveries', () => {
     const e = await endpoint('/moved', ['job.created'])
     behaviour.set('/moved', () => ({ redirectTo: `${receiver.url}/elsewhere` }))
     await newJob('WH-4')
-    await until(() => at('/moved').length >= 7, 10_000)
-    await Bun.sleep(1200)
+    // The seventh attempt is recorded as the last (no next attempt): nothing can follow it.
+    const log = await attemptsWhen(e.id, (l) => l[0]?.attempt === 7, 10_000)
+    expect(log[0]).toMatchObject({ attempt: 7, status: 'failed', error: 'redirect', next_attempt_at: null })
     expect(at('/moved')).toHaveLength(7)
     expect(at('/elsewhere')).toHaveLength(0)
-    const log = (await call('GET', `/webhooks/${e.id}/deliveries`)).body.data
-    expect(log[0]).toMatchObject({ attempt: 7, status: 'failed', error: 'redirect', next_attempt_at: null })
   })
 
   test('a receiver slower than the timeout is a timeout failure', async () => {
     const e = await endpoint('/slow', ['job.created'])
     behaviour.set('/slow', (r) => (r.body.attempt === 1 ? { delayMs: 1500 } : {}))
     await newJob('WH-5')
-    await until(() => at('/slow').length >= 2)
-    await Bun.sleep(200)
-    const log = (await call('GET', `/webhooks/${e.id}/deliveries`)).body.data
+    const log = await attemptsWhen(e.id, (l) => l.length >= 2)
     expect(log.map((a: any) => a.error)).toEqual([null, 'timeout'])
   })
 
@@ -187,9 +195,11 @@ describe('deliveries', () => {
 
   test('a paused endpoint holds its deliveries; resuming sends them in order', async () => {
     const e = await endpoint('/paused', ['job.created'])
+    await endpoint('/paused-witness', ['job.created'])
     expect((await call('PATCH', `/webhooks/${e.id}`, { status: 'paused' })).body).toMatchObject({ status: 'paused', paused_reason: 'manual' })
     for (const ref of ['P-1', 'P-2', 'P-3']) await newJob(ref)
-    await Bun.sleep(400)
+    // The same jobs reach an active endpoint: the scheduler has been through them.
+    await until(() => at('/paused-witness').length >= 3)
     expect(at('/paused')).toHaveLength(0)
     await call('PATCH', `/webhooks/${e.id}`, { status: 'active' })
     await until(() => at('/paused').length >= 3)
@@ -200,14 +210,17 @@ describe('deliveries', () => {
     const e = await endpoint('/dead', ['job.created'])
     behaviour.set('/dead', () => ({ status: 503 }))
     for (const ref of ['D-1', 'D-2', 'D-3', 'D-4']) await newJob(ref)
+    // The 25th failure pauses the endpoint in the transaction that records it, and an endpoint
+    // never has two attempts in flight: once it reads paused, no 26th can come.
     await until(() => at('/dead').length >= 25, 20_000)
-    await Bun.sleep(1200)
+    for (const end = Date.now() + 10_000; (await call('GET', `/webhooks/${e.id}`)).body.status !== 'paused';) { if (Date.now() > end) throw new Error('not paused'); await Bun.sleep(20) }
     expect(at('/dead')).toHaveLength(25)
     expect((await call('GET', `/webhooks/${e.id}`)).body).toMatchObject({ status: 'paused', paused_reason: 'failures', consecutive_failures: 25 })
     const gone = await endpoint('/gone', ['job.created'])
+    await endpoint('/gone-witness', ['job.created'])
     expect((await call('DELETE', `/webhooks/${gone.id}`)).body).toEqual({ object: 'webhook_endpoint', id: gone.id, deleted: true })
     await newJob('D-5')
-    await Bun.sleep(400)
+    await until(() => at('/gone-witness').some((r) => r.body.data.job.external_ref === 'D-5'))
     expect(at('/gone')).toHaveLength(0)
     expect((await call('GET', `/webhooks/${gone.id}`)).status).toBe(404)
   }, 30_000)
