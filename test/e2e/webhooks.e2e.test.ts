@@ -4,7 +4,7 @@
  * The retry schedule is shrunk to milliseconds through TOWLINE_WEBHOOK_RETRY_SCHEDULE.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
 import { makeTestCa, startHangUpServer, startReceiver, type Behaviour, type Received } from '../https-receiver'
 
 let folder: ReturnType<typeof freshFolder>
@@ -153,6 +153,15 @@ describe('deliveries', () => {
     } finally {
       hangUp.stop()
     }
+  })
+
+  test('an event another process writes (towline jobs archive from the console) is delivered without waiting for another write', async () => {
+    await endpoint('/archived', ['job.archived'])
+    const job = (await newJob('WH-AR')).body
+    const r = cli(folder.bin, ['jobs', 'archive', job.id], { cwd: folder.dir })
+    expect(r.code).toBe(0)
+    await until(() => at('/archived').length >= 1, 5000)
+    expect(at('/archived')[0]!.body.data).toMatchObject({ job: { id: job.id, archived: true }, event: { type: 'job.archived', actor: 'system' } })
   })
 
   test('one delivery can be resent by hand: same id, next attempt number', async () => {
