@@ -25,6 +25,8 @@ export function towlineEnv(): Record<string, string | undefined> {
 
 /** Creates an API key with every scope in `db` and returns it. */
 export async function createBenchKey(ctx: BenchContext, db: string): Promise<string> {
+  // Only serve, migrate and demo create a database: make it first, as an operator would.
+  await runCommand(ctx.children, [ctx.binary, 'migrate', '--db', db], { cwd: ctx.root, env: towlineEnv() })
   const out = await runCommand(ctx.children, [ctx.binary, 'keys', 'create', '--name', 'bench', '--scopes', 'all', '--db', db], { cwd: ctx.root, env: towlineEnv() })
   const key = out.trim()
   if (!/^\S+$/.test(key)) throw new Error(`keys create printed something other than a key: ${JSON.stringify(out)}`)
@@ -100,7 +102,7 @@ export const frame: Section = {
   summary: 'start-up time, GET /api/v1/me throughput against a bare Bun.serve, memory after load',
   async run(ctx) {
     const db = join(ctx.tmp, 'bench.db')
-    const key = await createBenchKey(ctx, db) // also creates and migrates the database
+    const key = await createBenchKey(ctx, db) // creates and migrates the database first
     const towline = await measureStartup(ctx, db)
 
     const bytes = await meBodyBytes(towline.baseUrl, key)

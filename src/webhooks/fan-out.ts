@@ -7,9 +7,9 @@ import type { JobLinks } from '../jobs/job-links'
 import { markEndpointsDue } from './webhook.queries'
 
 /** Woken after deliveries are written, so the scheduler sends them without polling. */
-let wakeScheduler: () => void = () => {}
-/** Lets the running scheduler hear about new deliveries. */
-export function onDeliveriesQueued(wake: () => void): void {
+let wakeScheduler: (endpointIds?: string[]) => void = () => {}
+/** Lets the running scheduler hear about new deliveries (and for which endpoints, when known). */
+export function onDeliveriesQueued(wake: (endpointIds?: string[]) => void): void {
   wakeScheduler = wake
 }
 
@@ -59,5 +59,6 @@ export function fanOutJobEvents(tx: Db, links: JobLinks, job: JobRow, events: Jo
   if (!due.size) return
   markEndpointsDue(tx, [...due], nowMs)
   // After the caller's (synchronous) transaction has committed.
-  queueMicrotask(() => wakeScheduler())
+  const ids = [...due]
+  queueMicrotask(() => wakeScheduler(ids))
 }
