@@ -168,7 +168,7 @@ describe('fairness', () => {
       await newJob(b)
       s.wake()
       await until(() => at('/other-account').length === 1)
-      await until(() => s.inFlight === 3)
+      await until(() => s.inFlight === 3 && (api.db.$client.query("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'").get() as { n: number }).n === 1)
       // Account A still holds its three slots at the black hole: B went by them.
       expect(open.size).toBe(3)
       expect((api.db.$client.query("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'sending'").get() as { n: number }).n).toBe(3)
