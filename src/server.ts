@@ -48,8 +48,8 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
-    // The API answers 413 in JSON above 256 KiB itself; this hard cap only stops absurd chunked uploads.
-    maxRequestBodySize: 32 * 1024 * 1024,
+    // Each route caps its own body while reading (readBody; 256 KiB at most today); this is a backstop.
+    maxRequestBodySize: 1024 * 1024,
     development: false,
     fetch,
   })

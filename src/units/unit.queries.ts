@@ -33,10 +33,18 @@ export function unitsByIds(db: Db, ids: string[]): Map<string, UnitRow> {
   return new Map(db.select().from(units).where(inArray(units.id, [...new Set(ids)])).all().map((u) => [u.id, u]))
 }
 
-/** The unit's last shared position, or null. */
+const finite = (n: number | null) => (typeof n === 'number' && Number.isFinite(n) ? n : null)
+
+/**
+ * The unit's last shared position, or null. Whatever the row holds (an older version stored
+ * any number a phone sent), it renders: no usable place or time is no position, and an
+ * unusable speed, heading or accuracy is null.
+ */
 export function positionOf(u: UnitRow | undefined | null) {
-  if (!u || u.lat === null || u.lng === null || u.positionAt === null) return null
-  return { lat: u.lat, lng: u.lng, accuracy_m: u.accuracyM, heading: u.heading, speed_kph: u.speedKph, recorded_at: iso(u.positionAt)! }
+  if (!u) return null
+  const lat = finite(u.lat), lng = finite(u.lng), recordedAt = iso(u.positionAt)
+  if (lat === null || lng === null || recordedAt === null || Math.abs(lat) > 90 || Math.abs(lng) > 180) return null
+  return { lat, lng, accuracy_m: finite(u.accuracyM), heading: finite(u.heading), speed_kph: finite(u.speedKph), recorded_at: recordedAt }
 }
 
 /** Lists an account's units by name, after the cursor (name, id). */
