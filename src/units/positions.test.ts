@@ -172,15 +172,18 @@ describe('stored values never break a view', () => {
 })
 
 describe('unknown device ids', () => {
-  test('after 20 unknown ids in a minute an address gets 429 with Retry-After, even for a known id, until the minute has passed', async () => {
+  test('after 20 unknown ids in a minute an address gets 429 with Retry-After for every report (a known id\'s fix still stored) until the minute has passed', async () => {
     const unit = makeUnit(api)
     const from = '203.0.113.7'
     for (let i = 0; i < 20; i++) expect((await ping(`id=guess-${i}&lat=1&lon=1`, from)).status).toBe(404)
     const limited = await ping('id=guess-20&lat=1&lon=1', from)
     expect(limited.status).toBe(429)
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
-    // A known id answers the same, so the limit cannot be used to tell ids apart.
-    expect((await ping(`id=${unit.deviceId}&lat=1&lon=1`, from)).status).toBe(429)
+    // A known id answers the same, so the limit cannot be used to tell ids apart; its fix is
+    // still stored, so phones behind the same address keep reporting.
+    const known = await ping(`id=${unit.deviceId}&lat=12&lon=13`, from)
+    expect({ status: known.status, text: await known.text() }).toEqual({ status: 429, text: await (await ping('id=guess-x&lat=1&lon=1', from)).text() })
+    expect(api.db.$client.query('SELECT lat, lng FROM units WHERE id = ?').get(unit.id)).toEqual({ lat: 12, lng: 13 })
     // Other addresses are not affected, and an IPv6 client is counted by its /64.
     expect((await ping(`id=${unit.deviceId}&lat=1&lon=1`, '198.51.100.1')).status).toBe(200)
     for (let i = 0; i < 20; i++) expect((await ping(`id=v6-${i}&lat=1&lon=1`, `2001:db8:1:2::${i.toString(16)}`)).status).toBe(404)

@@ -29,11 +29,8 @@ export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
   const plain = (status: number, text: string, headers: Record<string, string> = {}) =>
     new Response(`${text}\n`, { status, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } })
   const misses = new RateLimiter(deps.clock, { unknown_device: UNKNOWN_DEVICES_PER_MINUTE })
-  const ingest = async ({ request, query }: { request: Request; query: Record<string, string | undefined> }) => {
-    // Checked before anything else, so that while limited a known id and an unknown one answer alike.
-    const client = addressBucket(requestInfo(request).peer?.() ?? 'in-process')
-    const limited = misses.peek(client, 'unknown_device')
-    if (!limited.allowed) return plain(429, `too many unknown device ids from this address; retry in ${limited.retryAfterS} seconds`, { 'retry-after': String(limited.retryAfterS) })
+  /** Reads and stores one report; the status and text the device gets, limits aside. */
+  const handle = async (request: Request, query: Record<string, string | undefined>): Promise<{ status: number; text: string }> => {
     let params: Record<string, unknown> = { ...query }
     let json: unknown
     if (request.method === 'POST') {
@@ -41,21 +38,33 @@ export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
       const type = request.headers.get('content-type') ?? ''
       if (type.includes('json')) {
         const parsed = parseUntrustedJson(text)
-        if (!parsed.ok) return plain(400, 'invalid JSON')
+        if (!parsed.ok) return { status: 400, text: 'invalid JSON' }
         json = parsed.value
       } else if (text) params = { ...Object.fromEntries(new URLSearchParams(text)), ...params }
     }
     try {
       recordPosition(deps.db, deps.clock, parsePositionReport(params, json, deps.clock.now()))
-      return plain(200, 'OK')
+      return { status: 200, text: 'OK' }
     } catch (err) {
       if (!(err instanceof PositionError)) throw err
-      if (err.status === 404) {
-        const miss = misses.take(client, 'unknown_device')
-        if (!miss.allowed) return plain(429, `too many unknown device ids from this address; retry in ${miss.retryAfterS} seconds`, { 'retry-after': String(miss.retryAfterS) })
-      }
-      return plain(err.status, err.message)
+      return { status: err.status, text: err.message }
     }
+  }
+  const tooMany = (retryAfterS: number) =>
+    plain(429, `too many unknown device ids from this address; retry in ${retryAfterS} seconds`, { 'retry-after': String(retryAfterS) })
+  const ingest = async ({ request, query }: { request: Request; query: Record<string, string | undefined> }) => {
+    const client = addressBucket(requestInfo(request).peer?.() ?? 'in-process')
+    // While an address is limited, every report from it is answered 429 whatever it held, so
+    // the answer never tells a known id from an unknown one. A known device's fix is still
+    // stored: phones sharing an address (behind a proxy) with a misconfigured one keep reporting.
+    const before = misses.peek(client, 'unknown_device')
+    const outcome = await handle(request, query)
+    if (outcome.status === 404) {
+      const miss = misses.take(client, 'unknown_device')
+      if (!miss.allowed) return tooMany(miss.retryAfterS)
+    }
+    if (!before.allowed) return tooMany(before.retryAfterS)
+    return plain(outcome.status, outcome.text)
   }
   return new Elysia()
     .get('/osmand', ingest, { detail: { hide: true } })

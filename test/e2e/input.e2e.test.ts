@@ -106,6 +106,17 @@ describe('a client that hangs up mid-upload', () => {
   })
 })
 
+describe('the device-id 404 oracle', () => {
+  test('is limited per client address as the socket reports it: the 21st unknown id in a minute is 429 with Retry-After', async () => {
+    const statuses: number[] = []
+    for (let i = 0; i < 21; i++) statuses.push((await fetch(`${server.url}/osmand?id=guess-${i}&lat=1&lon=1`)).status)
+    expect(statuses).toEqual([...Array(20).fill(404), 429])
+    const again = await fetch(`${server.url}/osmand?id=guess-x&lat=1&lon=1`)
+    expect(again.status).toBe(429)
+    expect(Number(again.headers.get('retry-after'))).toBeGreaterThan(0)
+  })
+})
+
 describe('raw HTTP framing, fuzzed', () => {
   test('chunked, lying Content-Type and truncated bodies on every unauthenticated route never get a 5xx, and the service keeps answering', async () => {
     const routes = ['POST /osmand', 'GET /osmand', 'POST /sms/twilio/inbound', 'POST /sms/twilio/status', 'GET /healthz', 'GET /api/v1/openapi.json', 'GET /api/v1/docs', 'POST /api/v1/jobs']
