@@ -93,6 +93,27 @@ describe('body caps on unauthenticated routes', () => {
   })
 })
 
+describe('body caps on the API', () => {
+  test('the key is checked before the body is read: 300 KiB declared is 401 without a key, 413 in the JSON shape with one', async () => {
+    const big = JSON.stringify({ text: 'x'.repeat(300 * 1024) })
+    const send = (headers: Record<string, string>) => fetch(server.api + '/jobs', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: big })
+    const anonymous = await send({})
+    expect({ status: anonymous.status, code: ((await anonymous.json()) as any).error.code }).toEqual({ status: 401, code: 'unauthorized' })
+    const keyed = await send({ authorization: `Bearer ${key}` })
+    const body: any = await keyed.json()
+    expect({ status: keyed.status, code: body.error.code, limit: body.error.details.limit_bytes }).toEqual({ status: 413, code: 'payload_too_large', limit: 256 * 1024 })
+  })
+
+  test('a chunked API body is cut at 256 KiB with 413 in the JSON shape', async () => {
+    let sent = 0
+    const piece = new TextEncoder().encode('{"text":"'.padEnd(64 * 1024, 'x'))
+    const stream = new ReadableStream<Uint8Array>({ pull(c) { if (sent >= 5 * 1024 * 1024) return c.close(); sent += piece.length; c.enqueue(piece) } })
+    const res = await fetch(server.api + '/jobs', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit)
+    expect({ status: res.status, code: ((await res.json()) as any).error.code }).toEqual({ status: 413, code: 'payload_too_large' })
+    expect(sent).toBeLessThan(2 * 1024 * 1024)
+  })
+})
+
 describe('a client that hangs up mid-upload', () => {
   test('is not a server fault: no error-level log line, no 5xx in the access log', async () => {
     const cut = (head: string) => raw(head + 'x'.repeat(4096), { closeAfterWrite: true, waitMs: 300 })
