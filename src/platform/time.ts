@@ -3,8 +3,9 @@
  * 2026-02-30 into March, reads years past 9999 and guesses at free text; this refuses all that.
  */
 
-/** The first instant of year 0000 and the last of year 9999: what a four-digit ISO year can hold. */
+/** The first instant of year 0000: the earliest a four-digit ISO year can hold. */
 export const MIN_TIME_MS = new Date('0000-01-01T00:00:00.000Z').getTime()
+/** The last instant of year 9999: the latest a four-digit ISO year can hold. */
 export const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|([+-])(\d{2}):?(\d{2})))?$/
