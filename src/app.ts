@@ -7,6 +7,7 @@ import { RateLimiter } from './platform/rate-limit'
 import { httpPlugin, createFetchHandler } from './platform/http'
 import { buildOpenApiDocument } from './platform/openapi'
 import { docsRoutes } from './platform/docs.routes'
+import { compileRouteCheckers, type RouteCheckers } from './platform/validation'
 import { healthRoutes } from './platform/health.routes'
 import { authPlugin, createAuthorizer } from './accounts/auth.plugin'
 import type { Scope } from './accounts/scopes'
@@ -45,6 +46,9 @@ export function createApp(deps: AppDeps) {
     scopes ??= new Map((app.routes as any[]).filter((r) => r.hooks?.detail?.['x-required-scope']).map((r) => [`${r.method} ${r.path}`, r.hooks.detail['x-required-scope']]))
     return scopes.get(`${method} ${route}`)
   }
+  // Input checks of each route, compiled once from the routes' own schemas.
+  let checkers: Map<string, RouteCheckers> | undefined
+  const checkersOf = (method: string, route: string) => (checkers ??= compileRouteCheckers(app.routes)).get(`${method} ${route}`)
   let app: any
   // normalize: false makes unknown fields a 422 instead of silently stripping them; no t.Transform
   // schemas are used, so the per-response encode pass is skipped.
@@ -56,6 +60,7 @@ export function createApp(deps: AppDeps) {
         const scope = scopeOf(request.method, route)
         if (scope) authorize(request, route, scope)
       },
+      checkersOf,
     }))
     .use(healthRoutes({ databaseAnswers: databasePinger(deps.db), isDraining: deps.isDraining }))
     .use(docsRoutes(() => buildOpenApiDocument(app, { version: VERSION, publicUrl: `${deps.config.publicUrl}/api/v1` })))
@@ -72,5 +77,5 @@ export function createApp(deps: AppDeps) {
 /** Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. */
 export function createHandler(deps: AppDeps) {
   const app = createApp(deps)
-  return { app, fetch: createFetchHandler(app, { logger: deps.logger, maxBodyBytes: deps.config.maxBodyBytes, isDraining: deps.isDraining }) }
+  return { app, fetch: createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining }) }
 }

@@ -88,8 +88,8 @@ function listen(config: Config, fetch: (req: Request, server: Bun.Server<undefin
       port: config.port,
       hostname: config.host,
       reusePort: false,
-      // The API answers 413 in JSON above 256 KiB itself; this hard cap only stops absurd chunked uploads.
-      maxRequestBodySize: 32 * 1024 * 1024,
+      // Each route caps its own body while reading (readBody; 256 KiB at most today); this is a backstop.
+      maxRequestBodySize: 1024 * 1024,
       development: false,
       fetch,
     })

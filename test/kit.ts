@@ -34,6 +34,8 @@ export interface TestApi {
   links: JobLinks
   /** Sends a request through the app; `key` is the bearer key, `body` is JSON-encoded unless a string. */
   request(method: string, path: string, opts?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Response>
+  /** Sends a request built by the test (streamed bodies, odd headers) through the same handler, from `address` if given. */
+  raw(request: Request, from?: { address: string }): Promise<Response>
   /** Creates a key on the default account (or `accountId`) with the given scopes. */
   key(scopes?: Scope[] | 'all', opts?: { accountId?: string; sites?: string[] }): string
   /** Creates another account and returns its id. */
@@ -66,6 +68,7 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
       }
       return fetch(new Request(`http://localhost${path}`, { method, headers, body }))
     },
+    raw: (request, from) => fetch(request, from ? { requestIP: () => ({ address: from.address, family: from.address.includes(':') ? 'IPv6' : 'IPv4', port: 40000 }) } : undefined),
     key(scopes = 'all', opts = {}) {
       return createKey(db, clock, { accountId: opts.accountId ?? account.id, name: 'test', scopes: scopes === 'all' ? [...SCOPES] : scopes, sites: opts.sites }).key
     },

@@ -44,3 +44,44 @@ export async function checkEveryOperationNeedsItsScope(
       .toEqual({ op: `${op.method} ${op.path}`, status: 403, code: 'insufficient_scope', scope: op.scope })
   }
 }
+
+/** The `{params}` of a document path, in order. */
+export const pathParams = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!)
+
+/**
+ * The shared isolation check: every operation with a path id, called by a key holding every
+ * scope, answers a resource of another account exactly as it answers an id that names
+ * nothing (404 not_found, the same message but for the id), one parameter at a time with the
+ * others naming the caller's own resources. `bodyFor` gives a body the operation accepts, so
+ * that the 404 is what is tested; an operation without one fails here, naming it.
+ */
+export async function checkOtherAccountsLookUnknown(
+  doc: any,
+  send: (method: string, path: string, body: unknown) => Promise<Response>,
+  ids: { own: Record<string, string>; theirs: Record<string, string>; kindOf: (path: string, param: string) => string; unknownIdOf: (kind: string) => string },
+  bodyFor: (method: string, path: string) => unknown,
+) {
+  const ops = operationsOf(doc).filter((op) => pathParams(op.path).length > 0)
+  expect(ops.length).toBeGreaterThan(0)
+  for (const op of ops) {
+    const params = pathParams(op.path)
+    const needsBody = doc.paths[op.path][op.method.toLowerCase()].requestBody !== undefined
+    const body = bodyFor(op.method, op.path)
+    expect({ op: `${op.method} ${op.path}`, validBody: !needsBody || body !== undefined }).toEqual({ op: `${op.method} ${op.path}`, validBody: true })
+    for (const target of params) {
+      const kind = ids.kindOf(op.path, target)
+      expect({ op: `${op.method} ${op.path}`, kind, known: ids.theirs[kind] !== undefined }).toEqual({ op: `${op.method} ${op.path}`, kind, known: true })
+      const build = (value: string) => '/api/v1' + op.path.replace(/\{([^}]+)\}/g, (_, p: string) => (p === target ? value : ids.own[ids.kindOf(op.path, p)]!))
+      const theirsId = ids.theirs[kind]!
+      const unknownId = ids.unknownIdOf(kind)
+      const answers = []
+      for (const [id, path] of [[theirsId, build(theirsId)], [unknownId, build(unknownId)]] as const) {
+        const res = await send(op.method, path, body)
+        const json: any = await res.json()
+        answers.push({ status: res.status, code: json.error?.code, message: String(json.error?.message).replaceAll(id, '<id>'), details: JSON.stringify(json.error?.details ?? null).replaceAll(id, '<id>') })
+      }
+      const label = `${op.method} ${op.path} with another account's ${target}`
+      expect({ label, ...answers[0] }).toEqual({ label, ...answers[1]!, status: 404, code: 'not_found' })
+    }
+  }
+}

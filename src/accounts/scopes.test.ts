@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestApi, type TestApi } from '../../test/kit'
-import { checkEveryOperationNeedsItsScope } from '../../test/scope-checks'
+import { checkEveryOperationNeedsItsScope, checkOtherAccountsLookUnknown } from '../../test/scope-checks'
+import { kindOf, makeResources, unknownIdOf, validBodyFor } from '../../test/resources'
+import { databaseFingerprint } from '../../test/fingerprint'
 import { SCOPES } from './scopes'
 
 let api: TestApi
@@ -16,5 +18,26 @@ describe('scopes', () => {
       (method, path, key) => api.request(method, path, { key, body: method === 'GET' || method === 'DELETE' ? undefined : {} }),
       (scope) => keys.get(scope as any)!,
     )
+  })
+})
+
+describe('isolation', () => {
+  test("every operation with a path id answers another account's resource exactly as an unknown id, and changes nothing", async () => {
+    const iso = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1', TOWLINE_RATE_LIMIT_WRITES: '100000', TOWLINE_RATE_LIMIT_READS: '100000' })
+    try {
+      const mine = iso.key('all')
+      const rival = iso.account('Rival Towing')
+      const own = await makeResources(iso, mine, iso.accountId, 'mine')
+      const theirs = await makeResources(iso, iso.key('all', { accountId: rival }), rival, 'theirs')
+      const before = databaseFingerprint(iso.db)
+      const doc = await (await iso.request('GET', '/api/v1/openapi.json')).json()
+      await checkOtherAccountsLookUnknown(doc,
+        (method, path, body) => iso.request(method, path, { key: mine, body }),
+        { own, theirs, kindOf, unknownIdOf: (kind) => unknownIdOf(kind, theirs) },
+        (method, path) => validBodyFor(method, path, own))
+      expect(databaseFingerprint(iso.db)).toEqual(before)
+    } finally {
+      iso.close()
+    }
   })
 })

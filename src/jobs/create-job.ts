@@ -3,6 +3,7 @@ import { AppError, validationFailed } from '../platform/errors'
 import { newId } from '../platform/ids'
 import { mintLinkToken } from './job-links'
 import { normalizePhone } from '../platform/phone'
+import { readIsoTime } from '../platform/time'
 import { queueText } from '../texts/queue-text'
 import { recordConsent } from '../texts/consent'
 import { fanOutJobEvents } from '../webhooks/fan-out'
@@ -12,11 +13,11 @@ import { findJobByExternalRef } from './job.queries'
 import type { CreateJobBody } from './job.model'
 import type { JobRow } from './job.view'
 
-/** Reads an optional ISO time field; 422 naming it if it is not one. */
+/** Reads an optional ISO time field; 422 naming it if it is not a real instant of years 0000-9999. */
 export function parseTimeField(path: string, raw: string | null | undefined): number | null | undefined {
   if (raw === undefined || raw === null) return raw
-  const ms = Date.parse(raw)
-  if (Number.isNaN(ms)) throw validationFailed([{ path, message: 'must be an ISO 8601 time such as 2026-11-21T09:30:00Z' }])
+  const ms = readIsoTime(raw)
+  if (ms === null) throw validationFailed([{ path, message: 'must be an ISO 8601 time with a zone, such as 2026-11-21T09:30:00Z, on a date that exists' }])
   return ms
 }
 

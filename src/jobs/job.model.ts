@@ -1,5 +1,5 @@
 import { t, type Static } from 'elysia'
-import { oneOf } from '../platform/schema'
+import { oneOf, wholeNumber } from '../platform/schema'
 import { STATUSES } from './job-status'
 
 const strict = { additionalProperties: false } as const
@@ -7,10 +7,10 @@ const Str = (max: number, opts: Record<string, unknown> = {}) => t.String({ maxL
 const NStr = (max: number, opts: Record<string, unknown> = {}) => t.Nullable(Str(max, opts))
 const Timestamp = t.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' })
 const NTimestamp = t.Nullable(Timestamp)
-const Cents = t.Integer({ minimum: 0, maximum: 100_000_000 })
+const Cents = wholeNumber({ minimum: 0, maximum: 100_000_000 })
 export const JobStatus = oneOf([...STATUSES], { description: 'pending, confirmed, dispatched, en_route, on_scene, towing, at_destination, then the finished completed, cancelled, goa.' })
 
-const Year = t.Union([Str(8), t.Integer({ minimum: 1886, maximum: 2100 })], { description: 'Model year, e.g. "2019".' })
+const Year = t.Union([Str(8), wholeNumber({ minimum: 1886, maximum: 2100 })], { description: 'Model year, e.g. "2019".' })
 
 /** customer on create. */
 const CustomerIn = t.Object({

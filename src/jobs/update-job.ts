@@ -1,4 +1,5 @@
 import { inTransaction } from '../db/client'
+import { iso } from '../platform/clock'
 import { AppError, validationFailed } from '../platform/errors'
 import { parseTimeField, phoneField } from './create-job'
 import { applyMove, commitJobChange, consentSource, loadWritableJob, requireReason, statusText, type JobContext } from './job-context'
@@ -105,7 +106,7 @@ function updateFields(ctx: JobContext, job: JobRow, input: UpdateJobBody, checkE
   const eta = parseTimeField('eta_at', input.eta_at)
   if (eta !== undefined && eta !== job.etaAt) {
     set.etaAt = eta
-    events.push({ type: 'job.eta_updated', detail: { eta_at: eta === null ? null : new Date(eta).toISOString(), previous_eta_at: job.etaAt === null ? null : new Date(job.etaAt).toISOString() } })
+    events.push({ type: 'job.eta_updated', detail: { eta_at: iso(eta), previous_eta_at: iso(job.etaAt) } })
   }
   if (input.quote_cents !== undefined && input.quote_cents !== job.quoteCents) {
     set.quoteCents = input.quote_cents

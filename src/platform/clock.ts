@@ -1,3 +1,5 @@
+import { isRenderableTime } from './time'
+
 /** "Now" as an injectable dependency so tests can walk hours of retries in milliseconds. */
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -7,7 +9,10 @@ export interface Clock {
 /** The real wall clock. */
 export const systemClock: Clock = { now: () => Date.now() }
 
-/** Formats epoch milliseconds as ISO 8601 UTC with milliseconds, or null. */
+/**
+ * Formats epoch milliseconds as ISO 8601 UTC with milliseconds, or null. A stored value no
+ * four-digit-year ISO string can hold (1e300, Infinity) renders as null: a view never throws.
+ */
 export function iso(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : new Date(ms).toISOString()
+  return isRenderableTime(ms) ? new Date(ms).toISOString() : null
 }

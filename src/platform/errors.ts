@@ -5,7 +5,7 @@
 
 /** Every error code the API can answer with, its HTTP status and when it is used. */
 export const ERROR_CATALOG = {
-  invalid_json: { status: 400, when: 'The body is not JSON, or not a JSON object.' },
+  invalid_json: { status: 400, when: 'The body is not UTF-8 JSON, not a JSON object, nests deeper than 64 levels, or ended before it was complete.' },
   unauthorized: { status: 401, when: 'No key, a malformed, unknown or revoked key.' },
   insufficient_scope: { status: 403, when: 'The key lacks the scope the endpoint needs (details.required_scope).' },
   not_found: { status: 404, when: 'Unknown route or id, or a resource of another account or site.' },
@@ -14,8 +14,8 @@ export const ERROR_CATALOG = {
   job_stale: { status: 409, when: 'expected_status was sent and the job is in another status (details.expected_status, details.current_status).' },
   invalid_state: { status: 409, when: 'The job is archived; restore it first.' },
   delivery_in_flight: { status: 409, when: 'The webhook delivery is being attempted right now (a resend waits for that attempt to finish).' },
-  payload_too_large: { status: 413, when: 'The body is over 256 KiB (details.limit_bytes).' },
-  validation_failed: { status: 422, when: 'The body or query does not match the schema (details.fields: [{ path, message }]).' },
+  payload_too_large: { status: 413, when: 'The body is over 256 KiB, counted while reading (details.limit_bytes).' },
+  validation_failed: { status: 422, when: 'The body or query does not match the schema, names a date that does not exist, or holds a lone UTF-16 surrogate (details.fields: [{ path, message }], at most 10).' },
   job_reason_required: { status: 422, when: 'Cancelling without cancel_reason, or reopening without reason (3 to 500 characters after trimming).' },
   limit_exceeded: { status: 422, when: 'An account limit would be passed, e.g. more than 100 webhook endpoints (details.limit).' },
   idempotency_key_reused: { status: 422, when: 'The Idempotency-Key was used before with a different request.' },

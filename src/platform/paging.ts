@@ -1,4 +1,5 @@
 import { validationFailed } from './errors'
+import { readIsoTime } from './time'
 
 /** Encodes a page position as an opaque cursor. */
 export function encodeCursor(parts: (string | number)[]): string {
@@ -22,11 +23,11 @@ export function pageLimit(raw: string | undefined): number {
   return n
 }
 
-/** Reads an ISO 8601 time from the query; 422 naming the parameter if it is not one. */
+/** Reads an ISO 8601 time (or a date alone, as midnight UTC) from the query; 422 naming the parameter if it is not one. */
 export function queryTime(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined
-  const ms = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw) ? Date.parse(raw) : NaN
-  if (Number.isNaN(ms)) throw validationFailed([{ path: name, message: 'must be an ISO 8601 time such as 2026-11-21T09:00:00Z' }])
+  const ms = readIsoTime(raw, { dateOnly: true })
+  if (ms === null) throw validationFailed([{ path: name, message: 'must be an ISO 8601 time such as 2026-11-21T09:00:00Z (or a date, 2026-11-21), on a date that exists' }])
   return ms
 }
 

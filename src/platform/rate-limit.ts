@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js'
 import type { Clock } from './clock'
 
 export type LimitKind = 'read' | 'write'
@@ -12,33 +13,59 @@ export interface LimitDecision {
   retryAfterS: number
 }
 
+/** Past this many tracked buckets, full ones are forgotten (at most once a second). */
+const MAX_TRACKED = 10_000
+
 /**
- * Per-key token buckets: each key gets `limit` reads and `limit` writes a minute, refilled
+ * Token buckets per id and kind: each id gets `limit` of each kind a minute, refilled
  * continuously, so a burst of the whole minute's quota is allowed and then one request
  * every 60/limit seconds. State is in memory: the service is one process.
  */
-export class RateLimiter {
-  private buckets = new Map<string, { tokens: number; at: number }>()
-  constructor(private clock: Clock, private limits: Record<LimitKind, number>) {}
+export class RateLimiter<K extends string = LimitKind> {
+  private buckets = new Map<string, { tokens: number; at: number; limit: number }>()
+  private prunedAt = -Infinity
+  constructor(private clock: Clock, private limits: Record<K, number>) {}
 
-  /** Takes one token for the key and kind, or says how long to wait. */
-  take(keyId: string, kind: LimitKind): LimitDecision {
+  /** Takes one token for the id and kind, or says how long to wait. */
+  take(id: string, kind: K): LimitDecision {
+    return this.decide(id, kind, true)
+  }
+
+  /** Says whether one more would fit now, without taking it. */
+  peek(id: string, kind: K): LimitDecision {
+    return this.decide(id, kind, false)
+  }
+
+  private decide(id: string, kind: K, take: boolean): LimitDecision {
     const limit = this.limits[kind]
     const perMs = limit / 60_000
     const now = this.clock.now()
-    const id = `${kind}:${keyId}`
-    let b = this.buckets.get(id)
-    if (!b) { b = { tokens: limit, at: now }; this.buckets.set(id, b) }
+    const key = `${kind}:${id}`
+    let b = this.buckets.get(key)
+    if (!b) {
+      if (this.buckets.size >= MAX_TRACKED) this.prune(now)
+      b = { tokens: limit, at: now, limit }
+      if (take) this.buckets.set(key, b)
+    }
     b.tokens = Math.min(limit, b.tokens + Math.max(0, now - b.at) * perMs)
     b.at = now
     const allowed = b.tokens >= 1
-    if (allowed) b.tokens -= 1
+    if (allowed && take) b.tokens -= 1
     return {
       allowed,
       limit,
       remaining: Math.floor(b.tokens),
       resetMs: Math.ceil((limit - b.tokens) / perMs),
       retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)),
+    }
+  }
+
+  /** Forgets buckets that have refilled: they behave exactly like new ones. */
+  private prune(now: number) {
+    if (now - this.prunedAt < 1000) return
+    this.prunedAt = now
+    for (const [key, b] of this.buckets) {
+      if (b.tokens + Math.max(0, now - b.at) * (b.limit / 60_000) >= b.limit) this.buckets.delete(key)
     }
   }
 
@@ -51,5 +78,20 @@ export class RateLimiter {
     }
     if (!d.allowed) h['Retry-After'] = String(d.retryAfterS)
     return h
+  }
+}
+
+/**
+ * The id a client address is limited by: an IPv4 address itself (IPv4-mapped IPv6 included),
+ * an IPv6 address by its /64, since one host usually holds a whole /64.
+ */
+export function addressBucket(address: string | undefined): string {
+  if (!address) return 'unknown'
+  try {
+    const ip = ipaddr.process(address)
+    if (ip.kind() === 'ipv4') return ip.toString()
+    return `${(ip as ipaddr.IPv6).toNormalizedString().split(':').slice(0, 4).join(':')}::/64`
+  } catch {
+    return address
   }
 }

@@ -8,7 +8,9 @@ export interface RequestInfo {
   /** Headers every response to this request carries (rate-limit quota). */
   headers?: Record<string, string>
   /** Why the body could not be read, when it could not. */
-  bodyProblem?: 'too_large' | 'not_json' | 'not_object'
+  bodyProblem?: 'too_large' | 'aborted' | 'not_json' | 'not_object'
+  /** The client's address as the socket saw it (absent in-process). */
+  peer?: () => string | undefined
 }
 
 const infos = new WeakMap<Request, RequestInfo>()

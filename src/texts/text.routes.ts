@@ -6,6 +6,10 @@ import { listJobTexts } from './list-texts'
 import { TextMessage } from './text.model'
 import { applyDeliveryReport, handleInboundText } from './inbound'
 import { maskPhone, validTwilioSignature } from './providers'
+import { readBodyText } from '../platform/body'
+
+/** Twilio's form posts are a few KiB, media URLs included; anything larger is not Twilio. */
+const TWILIO_BODY_BYTES = 64 * 1024
 
 const xml = (body: string) => new Response(`<?xml version="1.0" encoding="UTF-8"?><Response>${body}</Response>`, { headers: { 'content-type': 'text/xml; charset=utf-8' } })
 const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!)
@@ -18,7 +22,7 @@ export function textRoutes(deps: AppDeps) {
   const token = deps.config.twilio.authToken
   /** Reads Twilio's form body and checks its signature against the URL Twilio called (our public URL). */
   async function signed(request: Request, path: string): Promise<Record<string, string> | null> {
-    const params = Object.fromEntries(new URLSearchParams(await request.text()))
+    const params = Object.fromEntries(new URLSearchParams(await readBodyText(request, TWILIO_BODY_BYTES)))
     return validTwilioSignature(token, `${deps.config.publicUrl}${path}`, params, request.headers.get('x-twilio-signature')) ? params : null
   }
   const refused = () => new Response('signature check failed\n', { status: 403, headers: { 'content-type': 'text/plain' } })

@@ -48,12 +48,18 @@ export function unitsByIds(db: Db, ids: string[]): Map<string, UnitRow> {
   return new Map(rows.map((r) => [r.id as string, toUnitRow(r)]))
 }
 
-/** The unit's last shared position, or null (a stored value that cannot be a position shows as none). */
+const finite = (n: number | null) => (typeof n === 'number' && Number.isFinite(n) ? n : null)
+
+/**
+ * The unit's last shared position, or null. Whatever the row holds (an older version stored
+ * any number a phone sent), it renders: no usable place or time is no position, and an
+ * unusable speed, heading or accuracy is null.
+ */
 export function positionOf(u: UnitRow | undefined | null) {
-  if (!u || u.lat === null || u.lng === null || u.positionAt === null) return null
-  const recordedAt = iso(u.positionAt)
-  if (recordedAt === null) return null
-  return { lat: u.lat, lng: u.lng, accuracy_m: u.accuracyM, heading: u.heading, speed_kph: u.speedKph, recorded_at: recordedAt }
+  if (!u) return null
+  const lat = finite(u.lat), lng = finite(u.lng), recordedAt = iso(u.positionAt)
+  if (lat === null || lng === null || recordedAt === null || Math.abs(lat) > 90 || Math.abs(lng) > 180) return null
+  return { lat, lng, accuracy_m: finite(u.accuracyM), heading: finite(u.heading), speed_kph: finite(u.speedKph), recorded_at: recordedAt }
 }
 
 /** Lists the units a caller may see by name, after the cursor (name, id). */

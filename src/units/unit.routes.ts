@@ -3,8 +3,17 @@ import type { AppDeps } from '../app'
 import type { AuthPlugin } from '../accounts/auth.plugin'
 import { ListOf, PageQuery, PositionSchema } from '../jobs/job.model'
 import { oneOf } from '../platform/schema'
+import { readBodyText } from '../platform/body'
+import { parseUntrustedJson } from '../platform/json'
+import { addressBucket, RateLimiter } from '../platform/rate-limit'
+import { requestInfo } from '../platform/request-info'
 import { listUnitsPage } from './list-units'
 import { parsePositionReport, PositionError, recordPosition } from './record-position'
+
+/** A position report is a few hundred bytes; Traccar Client's JSON with its extras stays under 2 KiB. */
+export const OSMAND_BODY_BYTES = 16 * 1024
+/** Unknown device ids one client address may try a minute before it gets 429 (ids are guessable otherwise). */
+export const UNKNOWN_DEVICES_PER_MINUTE = 20
 
 const Unit = t.Object({
   object: t.Literal('unit'),
@@ -18,22 +27,45 @@ const Unit = t.Object({
 
 /** GET /api/v1/units, and position ingest from drivers' phones (OsmAnd protocol, Traccar Client). */
 export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
-  const ingest = async ({ request, query }: { request: Request; query: Record<string, string | undefined> }) => {
+  const plain = (status: number, text: string, headers: Record<string, string> = {}) =>
+    new Response(`${text}\n`, { status, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } })
+  const misses = new RateLimiter(deps.clock, { unknown_device: UNKNOWN_DEVICES_PER_MINUTE })
+  /** Reads and stores one report; the status and text the device gets, limits aside. */
+  const handle = async (request: Request, query: Record<string, string | undefined>): Promise<{ status: number; text: string }> => {
     let params: Record<string, unknown> = { ...query }
     let json: unknown
     if (request.method === 'POST') {
-      const text = await request.text()
+      const text = await readBodyText(request, OSMAND_BODY_BYTES)
       const type = request.headers.get('content-type') ?? ''
-      if (type.includes('json')) { try { json = JSON.parse(text) } catch { return new Response('invalid JSON\n', { status: 400 }) } }
-      else if (text) params = { ...Object.fromEntries(new URLSearchParams(text)), ...params }
+      if (type.includes('json')) {
+        const parsed = parseUntrustedJson(text)
+        if (!parsed.ok) return { status: 400, text: 'invalid JSON' }
+        json = parsed.value
+      } else if (text) params = { ...Object.fromEntries(new URLSearchParams(text)), ...params }
     }
     try {
       recordPosition(deps.db, deps.clock, parsePositionReport(params, json, deps.clock.now()))
-      return new Response('OK\n', { status: 200, headers: { 'content-type': 'text/plain' } })
+      return { status: 200, text: 'OK' }
     } catch (err) {
-      if (err instanceof PositionError) return new Response(err.message + '\n', { status: err.status, headers: { 'content-type': 'text/plain' } })
-      throw err
+      if (!(err instanceof PositionError)) throw err
+      return { status: err.status, text: err.message }
     }
+  }
+  const tooMany = (retryAfterS: number) =>
+    plain(429, `too many unknown device ids from this address; retry in ${retryAfterS} seconds`, { 'retry-after': String(retryAfterS) })
+  const ingest = async ({ request, query }: { request: Request; query: Record<string, string | undefined> }) => {
+    const client = addressBucket(requestInfo(request).peer?.() ?? 'in-process')
+    // While an address is limited, every report from it is answered 429 whatever it held, so
+    // the answer never tells a known id from an unknown one. A known device's fix is still
+    // stored: phones sharing an address (behind a proxy) with a misconfigured one keep reporting.
+    const before = misses.peek(client, 'unknown_device')
+    const outcome = await handle(request, query)
+    if (outcome.status === 404) {
+      const miss = misses.take(client, 'unknown_device')
+      if (!miss.allowed) return tooMany(miss.retryAfterS)
+    }
+    if (!before.allowed) return tooMany(before.retryAfterS)
+    return plain(outcome.status, outcome.text)
   }
   return new Elysia()
     .get('/osmand', ingest, { detail: { hide: true } })

@@ -135,7 +135,7 @@ describe('error paths over HTTP', () => {
 
   test('413 payload_too_large in the JSON shape for a body over 256 KiB', async () => {
     const big = JSON.stringify({ text: 'x'.repeat(300 * 1024) })
-    const res = await fetch(server.api + '/me', { method: 'POST', headers: { ...auth(key), 'content-type': 'application/json' }, body: big })
+    const res = await fetch(server.api + '/jobs', { method: 'POST', headers: { ...auth(key), 'content-type': 'application/json' }, body: big })
     await errorOf(res, 413, 'payload_too_large')
   })
 
