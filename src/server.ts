@@ -38,7 +38,7 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
   const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => draining, webhookSend })
-  const background = startBackgroundWork({ db, clock, config, logger, webhookSend })
+  const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links })
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,

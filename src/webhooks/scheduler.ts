@@ -7,6 +7,7 @@ import { claimDelivery, recordAttempt, type LeasedDelivery } from './record-atte
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
 import { refreshEndpointDue, toEndpointRow, type EndpointRow } from './webhook.queries'
 import { isGoneLocalOwner, LEASE_OWNER } from '../platform/lease-owner'
+import { openLinksIn, type JobLinks } from '../jobs/job-links'
 
 export interface SchedulerDeps {
   db: Db
@@ -14,6 +15,8 @@ export interface SchedulerDeps {
   logger: Logger
   schedule: number[]
   send: Omit<SendSettings, 'signal'>
+  /** Opens the job links stored sealed in event payloads. */
+  links: JobLinks
   /** Deliveries in flight overall (64). */
   global?: number
   /** Deliveries in flight for one account (48): the rest stay free for the others. */
@@ -184,7 +187,7 @@ export class DeliveryScheduler {
         refreshEndpointDue(this.deps.db, r.id, now)
         taken.set(accountId, (taken.get(accountId) ?? 0) + 1)
         claimed.push({
-          accountId, endpoint: toEndpointRow(r), createdAt: r.d_created_at, data: r.d_data,
+          accountId, endpoint: toEndpointRow(r), createdAt: r.d_created_at, data: openLinksIn(this.deps.links, r.d_data),
           delivery: { id: r.d_id, endpointId: r.id, eventType: r.d_event_type, attempts: got.attempts, firstAttemptAt: got.firstAttemptAt, lease },
         })
       }
