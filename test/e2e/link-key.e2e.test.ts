@@ -21,14 +21,28 @@ beforeAll(async () => {
   const server = await startServer(folder.bin, { cwd: folder.dir })
   try {
     apiKey = createKeyWithCli(folder.bin, folder.dir, 'all')
-    const res = await fetch(`${server.api}/jobs`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ customer: { name: 'Ann' }, pickup: { location: 'I-5 N mile 12' } }) })
+    const post = (path: string, body: unknown) => fetch(`${server.api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await post('/jobs', { customer: { name: 'Ann', phone: '503-555-0142', sms_consent: true }, pickup: { location: 'I-5 N mile 12' } })
     expect(res.status).toBe(201)
     job = await res.json() as any
+    const unit = JSON.parse(cli(folder.bin, ['units', 'add', '--name', 'Truck 1', '--driver-phone', '503-555-0199', '--json'], { cwd: folder.dir }).stdout)
+    expect((await post(`/jobs/${job.id}/assign`, { unit_id: unit.id })).status).toBe(200)
   } finally {
     expect(await server.stop()).toBe(0)
   }
 })
 afterAll(() => folder?.cleanup())
+
+test('the database file holds neither the tracking nor the driver token; the operator still reads both links', () => {
+  const tracking = /\/t\/([0-9A-Za-z]{24})$/.exec(job.tracking_url)![1]!
+  const outbox = JSON.parse(cli(folder.bin, ['texts', 'list', '--json', '--job', job.id], { cwd: folder.dir }).stdout).data as any[]
+  const driverText = outbox.find((t) => t.template === 'driver_job_link')
+  const driver = /\/d\/([0-9A-Za-z]{24})\b/.exec(driverText.body)![1]!
+  expect(outbox.find((t) => t.template === 'request_received').body).toContain(job.tracking_url)
+  const bytes = ['towline.db', 'towline.db-wal'].map((f) => join(folder.dir, f)).filter(existsSync).map((f) => readFileSync(f).toString('latin1')).join('')
+  expect(bytes.length).toBeGreaterThan(0)
+  expect({ tracking: bytes.includes(tracking), driver: bytes.includes(driver) }).toEqual({ tracking: false, driver: false })
+})
 
 describe('the key file', () => {
   test('a fresh database gets <db>.key, readable by its owner only, holding no token', () => {
