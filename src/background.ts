@@ -9,6 +9,7 @@ import { TextSender } from './texts/text-sender'
 import { pruneWebhookHistory } from './webhooks/prune-history'
 import { DeliveryScheduler } from './webhooks/scheduler'
 import type { SendSettings } from './webhooks/send-attempt'
+import type { JobLinks } from './jobs/job-links'
 
 export interface BackgroundDeps {
   db: Db
@@ -16,6 +17,8 @@ export interface BackgroundDeps {
   config: Config
   logger: Logger
   webhookSend: Omit<SendSettings, 'signal'>
+  /** The public URL and key job links are made with (payloads and texts store them sealed). */
+  links: JobLinks
   /** The text provider (default: from the settings). */
   provider?: SmsProvider
   /** How often to look for other processes' commits (1 s). */
@@ -30,13 +33,13 @@ export interface BackgroundDeps {
  * wakes both, and the pruning of old webhook history. Returns them and a stop function.
  */
 export function startBackgroundWork(deps: BackgroundDeps) {
-  const { db, clock, config, logger } = deps
-  const scheduler = new DeliveryScheduler({ db, clock, logger, schedule: config.webhookRetryScheduleMs, send: deps.webhookSend })
+  const { db, clock, config, logger, links } = deps
+  const scheduler = new DeliveryScheduler({ db, clock, logger, schedule: config.webhookRetryScheduleMs, send: deps.webhookSend, links })
   scheduler.start()
   const provider = deps.provider ?? (config.smsProvider === 'twilio'
     ? twilioProvider({ ...config.twilio, statusCallbackUrl: `${config.publicUrl}/sms/twilio/status` })
     : logProvider(logger))
-  const texts = new TextSender({ db, clock, logger, provider, retryMs: config.smsRetryScheduleMs })
+  const texts = new TextSender({ db, clock, logger, provider, retryMs: config.smsRetryScheduleMs, links })
   onTextsQueued(() => texts.wake())
   void texts.start()
   const stopWatch = watchOtherWriters(db, deps.watchMs ?? 1000, () => { scheduler.wake(); texts.wake() },

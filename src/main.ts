@@ -26,7 +26,7 @@ Settings (flags win over the environment):
   --port N           TOWLINE_PORT         port (default 8080; 0 picks a free one)
   --host ADDR        TOWLINE_HOST         address (default 0.0.0.0)
   --public-url URL   TOWLINE_PUBLIC_URL   base of tracking and driver links
-Also: TOWLINE_RATE_LIMIT_READS, TOWLINE_RATE_LIMIT_WRITES, TOWLINE_WEBHOOK_RETRY_SCHEDULE,
+Also: TOWLINE_LINK_KEY_FILE (default <db>.key: keep it with the database), TOWLINE_RATE_LIMIT_READS, TOWLINE_RATE_LIMIT_WRITES, TOWLINE_WEBHOOK_RETRY_SCHEDULE,
 TOWLINE_WEBHOOK_TIMEOUT_MS, TOWLINE_WEBHOOK_ALLOW_PRIVATE, TOWLINE_SMS_PROVIDER, TWILIO_*,
 TOWLINE_TWILIO_API_BASE, TOWLINE_SMS_RETRY_SCHEDULE, TOWLINE_SMS_REPLY_WINDOW_HOURS, LOG_LEVEL. Logs are JSON lines on stdout; pipe to pino-pretty to read.
 SIGTERM or SIGINT drains requests, checkpoints the database and exits 0.`,

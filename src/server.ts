@@ -46,7 +46,7 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
   const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => draining, webhookSend })
   handle = fetch
-  const background = startBackgroundWork({ db, clock, config, logger, webhookSend })
+  const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links })
   const where = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   logger.info({ url: where, host: config.host, port: server.port, db: config.dbPath, version: VERSION }, 'listening')
   // One write, so a supervisor (or test) that sees "listening" has seen the whole banner.

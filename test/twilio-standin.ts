@@ -75,9 +75,12 @@ export function startTwilioStandin(opts: { answer?: (to: string, body: string) =
   }
 }
 
-/** Sends an inbound text to a towline server as Twilio would (signed unless told otherwise). */
-export function sendInbound(publicUrl: string, from: string, body: string, signature?: string) {
+/**
+ * Sends an inbound text to a towline server as Twilio would: to `to` (default TWILIO_FROM), with
+ * a fresh MessageSid unless `sid` repeats one (Twilio's retry), signed unless `signature` is given.
+ */
+export function sendInbound(publicUrl: string, from: string, body: string, opts: { to?: string; sid?: string; signature?: string } = {}) {
   const url = `${publicUrl}/sms/twilio/inbound`
-  const params: Record<string, string> = { AccountSid: TWILIO_SID, MessageSid: 'SM' + randomBytes(16).toString('hex'), From: from, To: TWILIO_FROM, Body: body, NumMedia: '0' }
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature ?? twilioSignature(url, params) }, body: new URLSearchParams(params) })
+  const params: Record<string, string> = { AccountSid: TWILIO_SID, MessageSid: opts.sid ?? 'SM' + randomBytes(16).toString('hex'), From: from, To: opts.to ?? TWILIO_FROM, Body: body, NumMedia: '0' }
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': opts.signature ?? twilioSignature(url, params) }, body: new URLSearchParams(params) })
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Db } from './client'
 import { journal, SQL_BY_TAG } from './migrations.gen'
 import { hashToken, seal } from '../platform/sealed'
+import { sealLinksIn } from '../jobs/job-links'
 
 /** The database was migrated by a newer towline than this one; refusing to run on it. */
 export class DatabaseTooNewError extends Error {}
@@ -15,7 +16,18 @@ const DATA_STEPS: { after: string; run: (db: Db, linkKey: () => Buffer) => void 
   { after: '0007_hardening_sites_leases_links', run: sealClearTokens },
 ]
 
-/** Moves clear tracking and driver tokens to their hash and sealed form (one transaction). */
+/** Where links were stored in clear besides the jobs: texts' bodies, webhook payloads, kept idempotent responses. */
+const LINK_COPIES = [
+  { table: 'texts', column: 'body', key: 'id' },
+  { table: 'webhook_event_payloads', column: 'data', key: 'event_id' },
+  { table: 'webhook_deliveries', column: 'data', key: 'id' },
+  { table: 'idempotency_keys', column: 'response_body', key: 'rowid' },
+] as const
+
+/**
+ * Moves clear tracking and driver tokens to their hash and sealed form, and seals the links in
+ * every stored copy of them (one transaction).
+ */
 function sealClearTokens(db: Db, linkKey: () => Buffer): void {
   const rows = db.$client.query<{ id: string; tracking_token: string; driver_token: string | null }, []>(
     'SELECT id, tracking_token, driver_token FROM jobs WHERE tracking_token_hash IS NULL',
@@ -26,6 +38,13 @@ function sealClearTokens(db: Db, linkKey: () => Buffer): void {
   db.$client.transaction(() => {
     for (const r of rows) {
       update.run(hashToken(r.tracking_token), seal(key, r.tracking_token), r.driver_token ? hashToken(r.driver_token) : null, r.driver_token ? seal(key, r.driver_token) : null, r.id)
+    }
+    for (const c of LINK_COPIES) {
+      const copies = db.$client.query<{ k: string | number; v: string }, []>(
+        `SELECT ${c.key} AS k, ${c.column} AS v FROM ${c.table} WHERE ${c.column} LIKE '%/t/%' OR ${c.column} LIKE '%/d/%'`,
+      ).all()
+      const put = db.$client.query(`UPDATE ${c.table} SET ${c.column} = ? WHERE ${c.key} = ?`)
+      for (const r of copies) put.run(sealLinksIn({ publicUrl: '', key }, r.v), r.k)
     }
   }).immediate()
 }
@@ -49,8 +68,17 @@ export function migrateDatabase(db: Db, opts: { through?: string; linkKey?: () =
     step.run(db, linkKey)
   }
   applied.push(...migrateThrough(db, target))
+  if (applied.includes(CLEAR_TOKENS_DROPPED) && db.$client.query('SELECT 1 FROM jobs LIMIT 1').get()) {
+    // Sealed rows and dropped columns leave the clear tokens' old bytes in free pages and in the
+    // WAL: rebuild the file without them, once, so a copy of the database reveals no link.
+    db.$client.exec('VACUUM')
+    db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+  }
   return applied
 }
+
+/** The migration that drops the last clear link tokens. */
+const CLEAR_TOKENS_DROPPED = '0008_drop_clear_tokens_unit_site'
 
 /** The journal index of the newest migration the database has, or -1. */
 function appliedThrough(db: Db): number {

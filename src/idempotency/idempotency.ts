@@ -4,6 +4,7 @@ import { inTransaction, type Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { AppError, validationFailed } from '../platform/errors'
 import { idempotencyKeys } from './idempotency.table'
+import { openLinksIn, sealLinksIn, type JobLinks } from '../jobs/job-links'
 
 /** Keys are kept at least this long (24 h promised; 48 h kept). */
 const KEEP_MS = 48 * 3_600_000
@@ -23,10 +24,11 @@ export interface StoredResponse { status: number; body: unknown; replayed: boole
  * Runs a write under an Idempotency-Key, per API key: the first request's successful response
  * is stored in the same transaction as the write, and a retry with the same key and body gets
  * it back without writing anything. The same key with another request: 422
- * idempotency_key_reused. Without a key, just runs the write.
+ * idempotency_key_reused. Without a key, just runs the write. The kept response holds the job's
+ * links sealed, like every other stored copy of them.
  */
 export function withIdempotency(
-  deps: { db: Db; clock: Clock },
+  deps: { db: Db; clock: Clock; links: JobLinks },
   keyId: string,
   idemKey: string | undefined,
   request: { method: string; path: string; body: unknown },
@@ -46,11 +48,11 @@ export function withIdempotency(
       if (seen.requestHash !== hash) {
         throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request. Use a new key for a new request.', { idempotency_key: idemKey })
       }
-      return { status: seen.statusCode, body: JSON.parse(seen.responseBody), replayed: true }
+      return { status: seen.statusCode, body: JSON.parse(openLinksIn(deps.links, seen.responseBody)), replayed: true }
     }
     const result = run()
     if (result.status >= 200 && result.status < 300) {
-      tx.insert(idempotencyKeys).values({ keyId, idemKey, requestHash: hash, statusCode: result.status, responseBody: JSON.stringify(result.body), createdAt: now }).run()
+      tx.insert(idempotencyKeys).values({ keyId, idemKey, requestHash: hash, statusCode: result.status, responseBody: sealLinksIn(deps.links, JSON.stringify(result.body)), createdAt: now }).run()
     }
     return { ...result, replayed: false }
   })

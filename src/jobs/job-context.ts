@@ -10,7 +10,7 @@ import { findMove, isFinished, type JobStatus, type MoveVia } from './job-status
 import { findJobOrThrow, type JobScope } from './job.queries'
 import { jobs } from './job.table'
 import type { JobRow } from './job.view'
-import { driverUrlOf, trackingUrlOf, type JobLinks } from './job-links'
+import { sealedLinkOf, trackingUrlOf, type JobLinks } from './job-links'
 
 /** What every job operation runs with: storage, time, who acts, and what they may see. */
 export interface JobContext {
@@ -98,14 +98,14 @@ export function customerSkipReason(job: JobRow): string | null {
   return null
 }
 
-/** The values a text template can use for a job. */
+/** The values a text template can use for a job; its links keep their tokens sealed, as the outbox stores them. */
 export function textValues(ctx: JobContext, job: JobRow): Record<string, string | undefined> {
   const minutes = job.etaAt !== null ? Math.round((job.etaAt - ctx.clock.now()) / 60_000) : null
   return {
     company: ctx.companyName,
     pickup: job.pickup.location.length > 60 ? job.pickup.location.slice(0, 57) + '...' : job.pickup.location,
-    tracking_url: trackingUrlOf(ctx.links, job),
-    driver_url: driverUrlOf(ctx.links, job) ?? undefined,
+    tracking_url: sealedLinkOf(ctx.links, 't', job.trackingTokenSealed) ?? trackingUrlOf(ctx.links, job),
+    driver_url: sealedLinkOf(ctx.links, 'd', job.driverTokenSealed) ?? undefined,
     eta: minutes !== null && minutes > 0 ? `, arriving in about ${minutes} min` : '',
     job_ref: job.externalRef ?? job.id.slice(-6),
   }

@@ -44,3 +44,26 @@ export function driverUrlOf(links: JobLinks, row: Pick<JobRow, 'driverTokenSeale
   const token = open(links, row.driverTokenSealed)
   return token === null ? null : `${links.publicUrl}/d/${token}`
 }
+
+/** A job link as a stored text holds it: the token left sealed as the job keeps it (openLinksIn shows it), or null. */
+export function sealedLinkOf(links: JobLinks, kind: 't' | 'd', sealed: string | null): string | null {
+  return sealed ? `${links.publicUrl}/${kind}/{sealed:${sealed}}` : null
+}
+
+/** A tracking (`/t/`) or driver (`/d/`) link's token in a text, and the sealed form stored in its place. */
+const CLEAR_LINK = /\/([td])\/([0-9A-Za-z]{24})(?![0-9A-Za-z])/g
+const SEALED_LINK = /\/([td])\/\{sealed:([0-9A-Za-z_-]+)\}/g
+
+/**
+ * Seals the link tokens in a text about to be stored (a text's body, a webhook payload, a kept
+ * response): `/t/<token>` becomes `/t/{sealed:...}`, so the row holds no token in clear.
+ */
+export function sealLinksIn(links: JobLinks, text: string): string {
+  return text.replace(CLEAR_LINK, (_, kind: string, token: string) => `/${kind}/{sealed:${seal(links.key, token)}}`)
+}
+
+/** Puts back the links `sealLinksIn` sealed (one sealed under another key shows as link-unavailable). */
+export function openLinksIn(links: JobLinks, text: string): string {
+  if (!text.includes('{sealed:')) return text
+  return text.replace(SEALED_LINK, (_, kind: string, sealed: string) => `/${kind}/${open(links, sealed) ?? 'link-unavailable'}`)
+}

@@ -9,6 +9,7 @@ import {
 } from '../../test/jobs-helpers'
 import { newId } from '../platform/ids'
 import { addService } from '../services/add-service'
+import { openLinksIn } from './job-links'
 
 let api: TestApi
 let key: string
@@ -95,7 +96,9 @@ describe('the texts outbox', () => {
     const job = await makeJob(api, key)
     expect(textsOf(api, job.id).map((t) => ({ recipient: t.recipient, template: t.template, to: t.to_phone, status: t.status, skip: t.skip_reason })))
       .toEqual([{ recipient: 'customer', template: 'request_received', to: '+15035550142', status: 'queued', skip: null }])
-    expect(textsOf(api, job.id)[0].body).toContain(job.tracking_url)
+    // The outbox keeps the link's token sealed; opened, it is the job's tracking link.
+    expect(textsOf(api, job.id)[0].body).not.toContain(job.tracking_url)
+    expect(openLinksIn(api.links, textsOf(api, job.id)[0].body)).toContain(job.tracking_url)
   })
 
   test('without consent the request_received row is recorded as skipped with the reason no_consent', async () => {
@@ -134,7 +137,7 @@ describe('the texts outbox', () => {
         { recipient: 'driver', template: 'driver_job_link', to: '+15035550177', status: 'queued', unit: unit.id },
         { recipient: 'customer', template: 'status_dispatched', to: '+15035550142', status: 'queued', unit: null },
       ])
-    expect(rows[0].body).toMatch(/http:\/\/towline\.test\/d\/[0-9A-Za-z]{20,}/)
+    expect(openLinksIn(api.links, rows[0].body)).toMatch(/http:\/\/towline\.test\/d\/[0-9A-Za-z]{24}$/)
   })
 
   test('reassigning sends the new driver a link and tells the old one the job was taken off them; job.reassigned names both units', async () => {

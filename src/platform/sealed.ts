@@ -34,6 +34,12 @@ export function unseal(key: Buffer, sealed: string): string | null {
   }
 }
 
+/** Writes a key file (one base64 line, readable by its owner only); never over an existing file. */
+export function writeKeyFile(path: string, key: Buffer): void {
+  writeFileSync(path, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
+  chmodSync(path, 0o600) // the umask may have taken bits off; never added
+}
+
 /**
  * Reads the 32-byte key kept in `path` (one base64 line), or creates it (mode 0600) when
  * `create` is set and the file does not exist.
@@ -42,8 +48,7 @@ export function loadKeyFile(path: string, opts: { create: boolean }): { key: Buf
   if (!existsSync(path)) {
     if (!opts.create) throw new SealKeyError(`the key file ${path} does not exist`)
     const key = randomBytes(32)
-    writeFileSync(path, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
-    chmodSync(path, 0o600)
+    writeKeyFile(path, key)
     return { key, created: true }
   }
   const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64')

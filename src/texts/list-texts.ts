@@ -3,15 +3,16 @@ import { iso } from '../platform/clock'
 import { decodeCursor, page, pageLimit } from '../platform/paging'
 import { findJobOrThrow, type JobScope } from '../jobs/job.queries'
 import type { TextMessage } from './text.model'
+import { openLinksIn, type JobLinks } from '../jobs/job-links'
 
 /** A `texts` row as SQLite returns it. */
 export type RawText = Record<string, any>
 
-/** Renders an outbox row as the API and the CLI show it. */
-export function textView(r: RawText): TextMessage {
+/** Renders an outbox row as the API and the CLI show it (its links opened). */
+export function textView(links: JobLinks, r: RawText): TextMessage {
   return {
     object: 'text', id: r.id, job_id: r.job_id, event_id: r.event_id, recipient: r.recipient, to: r.to_phone,
-    template: r.template, body: r.body, status: r.status, skip_reason: r.skip_reason, provider: r.provider,
+    template: r.template, body: openLinksIn(links, r.body), status: r.status, skip_reason: r.skip_reason, provider: r.provider,
     provider_message_id: r.provider_message_id, error: r.error, attempts: r.attempts,
     created_at: iso(r.created_at)!, updated_at: iso(r.updated_at)!,
   }
@@ -30,18 +31,18 @@ function forApiKey(view: TextMessage, canReadRoster: boolean): TextMessage {
 }
 
 /** Lists a job's texts oldest first, beside its timeline; 404 outside the caller's account or sites. */
-export function listJobTexts(db: Db, scope: JobScope, jobId: string, query: { limit?: string; cursor?: string }, canReadRoster: boolean) {
+export function listJobTexts(db: Db, links: JobLinks, scope: JobScope, jobId: string, query: { limit?: string; cursor?: string }, canReadRoster: boolean) {
   const job = findJobOrThrow(db, scope, jobId)
   const limit = pageLimit(query.limit)
   const [afterAt, afterId] = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string']) : [-1, '']
   const rows = db.$client.query<RawText, [string, number, number, string, number]>(
     `SELECT * FROM texts WHERE job_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?`,
   ).all(job.id, afterAt, afterAt, afterId, limit + 1)
-  return page(rows, limit, (r) => forApiKey(textView(r), canReadRoster), (r) => [r.created_at, r.id])
+  return page(rows, limit, (r) => forApiKey(textView(links, r), canReadRoster), (r) => [r.created_at, r.id])
 }
 
 /** Lists the outbox newest first for the operator CLI, optionally for one job or status. */
-export function listOutbox(db: Db, filter: { jobId?: string; status?: string; limit: number }): TextMessage[] {
+export function listOutbox(db: Db, links: JobLinks, filter: { jobId?: string; status?: string; limit: number }): TextMessage[] {
   const where: string[] = []
   const params: (string | number)[] = []
   if (filter.jobId) { where.push('job_id = ?'); params.push(filter.jobId) }
@@ -49,5 +50,5 @@ export function listOutbox(db: Db, filter: { jobId?: string; status?: string; li
   params.push(filter.limit)
   return db.$client.query<RawText, (string | number)[]>(
     `SELECT * FROM texts ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY created_at DESC, id DESC LIMIT ?`,
-  ).all(...params).map(textView)
+  ).all(...params).map((r) => textView(links, r))
 }

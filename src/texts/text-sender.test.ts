@@ -29,7 +29,7 @@ afterEach(async () => {
 
 function sender(over: Partial<TextSenderDeps> = {}) {
   const provider = twilioProvider({ accountSid: TWILIO_SID, authToken: TWILIO_TOKEN, from: TWILIO_FROM, apiBase: twilio.apiBase, statusCallbackUrl: 'http://towline.test/sms/twilio/status' })
-  const s = new TextSender({ db: api.db, clock: api.clock, logger, provider, retryMs: [60_000, 120_000], owner: 'test-host:1', ...over })
+  const s = new TextSender({ db: api.db, clock: api.clock, logger, provider, retryMs: [60_000, 120_000], owner: 'test-host:1', links: api.links, ...over })
   senders.push(s)
   onTextsQueued(() => s.wake())
   return s

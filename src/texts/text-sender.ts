@@ -4,6 +4,7 @@ import type { Logger } from '../platform/log'
 import { isGoneLocalOwner, LEASE_OWNER } from '../platform/lease-owner'
 import { isOptedOut, recordOptOut } from './consent'
 import { ProviderError, type SmsProvider } from './providers'
+import { openLinksIn, type JobLinks } from '../jobs/job-links'
 
 /** Twilio's "Attempt to send to unsubscribed recipient": the number texted STOP to Twilio. */
 const UNSUBSCRIBED = '21610'
@@ -18,6 +19,8 @@ export interface TextSenderDeps {
   logger: Logger
   provider: SmsProvider
   retryMs: number[]
+  /** Opens the job links the outbox stores sealed. */
+  links: JobLinks
   /** Texts sent at once (to different numbers). */
   concurrency?: number
   /** How long a text being sent stays leased (the provider's 15 s timeout + 15 s). */
@@ -83,7 +86,7 @@ export class TextSender {
       if (this.stopped) return
       let found = null
       try {
-        found = await this.deps.provider.findSent({ textId: t.id, to: t.to_phone, body: t.body, from: t.from_number === this.deps.provider.defaultFrom ? null : t.from_number }, t.sending_at ?? t.created_at, (sid) => known.get(sid)!.n > 0)
+        found = await this.deps.provider.findSent({ textId: t.id, to: t.to_phone, body: openLinksIn(this.deps.links, t.body), from: t.from_number === this.deps.provider.defaultFrom ? null : t.from_number }, t.sending_at ?? t.created_at, (sid) => known.get(sid)!.n > 0)
       } catch (err) {
         // Ask again after another lease's time; the text stays claimed meanwhile.
         this.q("UPDATE texts SET next_attempt_at = ? WHERE id = ? AND status = 'sending' AND next_attempt_at = ?").run(this.deps.clock.now() + this.leaseMs, t.id, t.next_attempt_at)
@@ -139,7 +142,7 @@ export class TextSender {
     // Every update below holds only while the lease does (next_attempt_at = lease, sending_at = now).
     const mine = 'id = ? AND status = \'sending\' AND next_attempt_at = ?'
     try {
-      const sent = await this.deps.provider.send({ textId: t.id, to: t.to_phone, body: t.body, from })
+      const sent = await this.deps.provider.send({ textId: t.id, to: t.to_phone, body: openLinksIn(this.deps.links, t.body), from })
       this.q(`UPDATE texts SET status = 'sent', provider_message_id = ?, error = NULL, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(sent.id, this.deps.clock.now(), t.id, lease)
     } catch (err) {
       const e = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true)

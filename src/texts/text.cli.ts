@@ -15,9 +15,9 @@ const textsList: Command = {
   usage: 'towline texts list [--job JOB_ID] [--status S] [--limit N] [--db FILE] [--json]',
   options: { ...DB_OPTIONS, job: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' } },
   positionals: 0,
-  run: ({ values }) => withDb(values, (db) => {
+  run: ({ values }) => withDb(values, (db, _config, links) => {
     const limit = Math.min(1000, Math.max(1, Number(values.limit ?? 50) || 50))
-    const rows = listOutbox(db, { jobId: values.job, status: values.status, limit })
+    const rows = listOutbox(db, links, { jobId: values.job, status: values.status, limit })
     if (values.json) return printJson({ object: 'list', data: rows })
     process.stdout.write(rows.length ? table(rows.map((r) => ({ ...r, status: r.skip_reason ? `${r.status} (${r.skip_reason})` : r.status, body: r.body.slice(0, 60) })), ['created_at', 'job_id', 'recipient', 'to', 'template', 'status', 'body']) : 'No texts yet.\n')
   }),

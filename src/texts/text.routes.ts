@@ -50,7 +50,7 @@ export function textRoutes(deps: AppDeps) {
 export function jobTextRoutes(auth: AuthPlugin, deps: AppDeps) {
   return new Elysia({ prefix: '/api/v1' })
     .use(auth)
-    .get('/jobs/:id/texts', ({ principal, params, query }) => listJobTexts(deps.db, { accountId: principal.accountId, siteIds: principal.siteIds }, params.id, query, principal.scopes.includes('roster:read')), {
+    .get('/jobs/:id/texts', ({ principal, params, query }) => listJobTexts(deps.db, deps.links, { accountId: principal.accountId, siteIds: principal.siteIds }, params.id, query, principal.scopes.includes('roster:read')), {
       scope: 'jobs:read',
       params: JobIdParams,
       query: PageQuery,

@@ -3,7 +3,7 @@ import { newId } from '../platform/ids'
 import { jobEventView, type JobEventRow } from '../jobs/job-events'
 import type { JobRow } from '../jobs/job.view'
 import { presentJob } from '../jobs/present-job'
-import type { JobLinks } from '../jobs/job-links'
+import { sealLinksIn, type JobLinks } from '../jobs/job-links'
 import { markEndpointsDue } from './webhook.queries'
 
 /** Woken after deliveries are written, so the scheduler sends them without polling. */
@@ -42,7 +42,8 @@ export function fanOutJobEvents(tx: Db, links: JobLinks, job: JobRow, events: Jo
     .map((e) => ({ id: e.id, events: JSON.parse(e.events) as string[], siteIds: e.site_ids ? (JSON.parse(e.site_ids) as string[]) : null }))
     .filter((e) => e.siteIds === null || e.siteIds.includes(job.siteId))
   if (!subscribed.length) return
-  const jobJson = JSON.stringify(presentJob(tx, links, job))
+  // The job's tracking link is stored sealed, as the job keeps it; the scheduler opens it to send.
+  const jobJson = sealLinksIn(links, JSON.stringify(presentJob(tx, links, job)))
   const insertPayload = tx.$client.query('INSERT INTO webhook_event_payloads (event_id, account_id, data, created_at) VALUES (?, ?, ?, ?)')
   // data stays NULL: the event's payload is written once above, however many endpoints get it.
   const insert = tx.$client.query(

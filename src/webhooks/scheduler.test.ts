@@ -31,7 +31,7 @@ afterEach(async () => {
 })
 
 function scheduler(over: Partial<SchedulerDeps> = {}) {
-  const s = new DeliveryScheduler({ db: api.db, clock: api.clock, logger, schedule: SCHEDULE, send: { timeoutMs: 5_000, allowPrivate: true, tls: { ca: ca.ca } }, owner: 'test-host:1', ...over })
+  const s = new DeliveryScheduler({ db: api.db, clock: api.clock, logger, schedule: SCHEDULE, send: { timeoutMs: 5_000, allowPrivate: true, tls: { ca: ca.ca } }, owner: 'test-host:1', links: api.links, ...over })
   schedulers.push(s)
   return s
 }

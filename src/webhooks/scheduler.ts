@@ -7,6 +7,7 @@ import { claimDelivery, recordAttempt, type LeasedDelivery } from './record-atte
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
 import { DELIVERIES_WITH_DATA, DELIVERY_DATA, refreshEndpointDue, toEndpointRow, type EndpointRow } from './webhook.queries'
 import { isGoneLocalOwner, LEASE_OWNER } from '../platform/lease-owner'
+import { openLinksIn, type JobLinks } from '../jobs/job-links'
 
 export interface SchedulerDeps {
   db: Db
@@ -14,6 +15,8 @@ export interface SchedulerDeps {
   logger: Logger
   schedule: number[]
   send: Omit<SendSettings, 'signal'>
+  /** Opens the job links stored sealed in event payloads. */
+  links: JobLinks
   /** Deliveries in flight overall (64). */
   global?: number
   /** Deliveries in flight for one account (48): the rest stay free for the others. */
@@ -209,7 +212,7 @@ export class DeliveryScheduler {
       if (!got) break // someone else is serving this endpoint now: keep the order, stop here
       claimed.push({
         delivery: { id: r.id, endpointId, eventType: r.event_type, attempts: got.attempts, firstAttemptAt: got.firstAttemptAt, lease },
-        createdAt: r.created_at, data: r.data,
+        createdAt: r.created_at, data: openLinksIn(this.deps.links, r.data),
         // A lease that ran out (a crash) is due again now if handed back.
         restore: got.status === 'sending' ? { status: 'pending', nextAttemptAt: now } : { status: got.status, nextAttemptAt: got.nextAttemptAt },
       })

@@ -7,8 +7,9 @@ import { LEASE_OWNER } from '../platform/lease-owner'
 import { claimDelivery, recordAttempt } from './record-attempt'
 import { attemptDelivery, envelope, type AttemptResult, type SendSettings } from './send-attempt'
 import { DELIVERIES_WITH_DATA, DELIVERY_DATA, findEndpointOrThrow } from './webhook.queries'
+import { openLinksIn, type JobLinks } from '../jobs/job-links'
 
-export interface SendNowDeps { db: Db; clock: Clock; schedule: number[]; send: Omit<SendSettings, 'signal'> }
+export interface SendNowDeps { db: Db; clock: Clock; schedule: number[]; send: Omit<SendSettings, 'signal'>; links: JobLinks }
 
 /** How long a ping or a manual resend holds its delivery (the send timeout + 5 s). */
 const leaseFor = (deps: SendNowDeps) => deps.clock.now() + deps.send.timeoutMs + 5_000
@@ -50,7 +51,7 @@ export async function resendDelivery(deps: SendNowDeps, scope: AccountScope, end
   if (!claimed) throw new AppError('delivery_in_flight', 'That delivery is being attempted right now; its attempts show the outcome in a moment.', { delivery_id: d.id })
   // A lease a crash left behind counts as due now; the scheduler's retries carry on after a failed resend.
   const restore = claimed.status === 'sending' ? { status: 'pending', nextAttemptAt: now } : { status: claimed.status, nextAttemptAt: claimed.nextAttemptAt }
-  const result = await attemptDelivery(e, { id: d.id, type: d.event_type, accountId: e.accountId, attempts: claimed.attempts, createdAt: d.created_at, data: d.data }, deps.clock.now(), deps.send)
+  const result = await attemptDelivery(e, { id: d.id, type: d.event_type, accountId: e.accountId, attempts: claimed.attempts, createdAt: d.created_at, data: openLinksIn(deps.links, d.data) }, deps.clock.now(), deps.send)
   recordAttempt(deps.db, { id: d.id, endpointId: e.id, eventType: d.event_type, attempts: claimed.attempts, firstAttemptAt: claimed.firstAttemptAt, lease, restore }, result,
     { nowMs: deps.clock.now(), schedule: deps.schedule, countsTowardPause: false, retries: false })
   return attemptView(result, d.id)
@@ -61,7 +62,7 @@ export async function resendDelivery(deps: SendNowDeps, scope: AccountScope, end
  * from the delivery and its event's payload: the envelope is a pure function of them and the
  * attempt number, so it is not stored once per attempt.
  */
-export function listAttempts(db: Db, scope: AccountScope, endpointId: string, limit: number) {
+export function listAttempts(db: Db, links: JobLinks, scope: AccountScope, endpointId: string, limit: number) {
   const e = findEndpointOrThrow(db, scope, endpointId)
   const rows = db.$client.query<Record<string, any>, [string, number]>(
     `SELECT a.*, d.account_id AS d_account_id, d.created_at AS d_created_at, ${DELIVERY_DATA}
@@ -80,7 +81,7 @@ export function listAttempts(db: Db, scope: AccountScope, endpointId: string, li
       attempt: r.attempt,
       status: r.status as 'succeeded' | 'failed',
       request_headers: JSON.parse(r.request_headers) as Record<string, string>,
-      request_body: r.data === null || r.data === undefined ? '' : envelope({ id: r.delivery_id, type: r.event_type, accountId: r.d_account_id, attempt: r.attempt, createdAt: r.d_created_at, data: r.data }),
+      request_body: r.data === null || r.data === undefined ? '' : envelope({ id: r.delivery_id, type: r.event_type, accountId: r.d_account_id, attempt: r.attempt, createdAt: r.d_created_at, data: openLinksIn(links, r.data) }),
       response_status: r.response_status as number | null,
       response_headers: r.response_headers ? (JSON.parse(r.response_headers) as Record<string, string>) : null,
       response_body: r.response_body as string | null,

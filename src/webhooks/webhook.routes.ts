@@ -42,7 +42,7 @@ const IdParams = t.Object({ id: t.String({ description: 'Endpoint id (whk_...).'
 /** The /webhooks endpoints (scope webhooks:manage). */
 export function webhookRoutes(auth: AuthPlugin, deps: AppDeps) {
   const manage = { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhookAllowPrivate, resolve: deps.webhookSend.resolve, isAllowedAddress: deps.webhookSend.isAllowedAddress }
-  const sendNow = { db: deps.db, clock: deps.clock, schedule: deps.config.webhookRetryScheduleMs, send: deps.webhookSend }
+  const sendNow = { db: deps.db, clock: deps.clock, schedule: deps.config.webhookRetryScheduleMs, send: deps.webhookSend, links: deps.links }
   const tags = ['Webhooks']
   const scopeOf = (p: Principal) => ({ accountId: p.accountId, siteIds: p.siteIds })
   return new Elysia({ prefix: '/api/v1' }).use(auth)
@@ -93,7 +93,7 @@ export function webhookRoutes(auth: AuthPlugin, deps: AppDeps) {
       scope: 'webhooks:manage', params: IdParams, response: { 200: AttemptOutcome },
       detail: { summary: 'Send a ping now', description: 'Sends a signed ping event to the endpoint (even if paused) and returns what it answered. Pings never count toward pausing.', tags },
     })
-    .get('/webhooks/:id/deliveries', ({ principal, params, query }) => listAttempts(deps.db, scopeOf(principal), params.id, pageLimit(query.limit ?? '100')), {
+    .get('/webhooks/:id/deliveries', ({ principal, params, query }) => listAttempts(deps.db, deps.links, scopeOf(principal), params.id, pageLimit(query.limit ?? '100')), {
       scope: 'webhooks:manage',
       params: IdParams,
       query: t.Object({ limit: t.Optional(t.String({ pattern: '^[0-9]+$', description: '1 to 100, default 100.' })) }, strict),

@@ -121,7 +121,7 @@ describe('texts through Twilio', () => {
 describe('inbound texts', () => {
   test('an incorrectly signed request is refused and changes nothing', async () => {
     const job = (await call('POST', '/jobs', { customer: { name: 'Fa', phone: '503-555-0147', sms_consent: true }, pickup: { location: 'x' } })).body
-    const res = await sendInbound(server.url, '+15035550147', 'STOP', 'bm90LWEtc2lnbmF0dXJl')
+    const res = await sendInbound(server.url, '+15035550147', 'STOP', { signature: 'bm90LWEtc2lnbmF0dXJl' })
     expect(res.status).toBe(403)
     await call('PATCH', `/jobs/${job.id}`, { status: 'cancelled', cancel_reason: 'customer left' })
     await until(() => to('+15035550147').length >= 2)
@@ -159,6 +159,81 @@ describe('inbound texts', () => {
     expect((await sendInbound(server.url, '+15035550149', 'I am at the blue gas station')).status).toBe(200)
     const events = (await call('GET', `/jobs/${job.id}/events`)).body.data
     expect(events.at(-1)).toMatchObject({ type: 'job.customer_message', actor: 'customer', detail: { text: 'I am at the blue gas station', from: '+15035550149' } })
+  })
+})
+
+describe('two accounts, one customer', () => {
+  const BAY = '+15035550777'
+  let bayKey: string
+  let bayId: string
+  beforeAll(() => {
+    const run = (args: string[]) => {
+      const r = cli(folder.bin, [...args, '--json'], { cwd: folder.dir })
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' })
+      return JSON.parse(r.stdout)
+    }
+    bayId = run(['accounts', 'create', '--name', 'Bay Towing', '--phone', '503-555-0700']).id
+    expect(run(['accounts', 'update', bayId, '--sms-from', '(503) 555-0777'])).toMatchObject({ id: bayId, sms_from: BAY, phone: '+15035550700' })
+    bayKey = createKeyWithCli(folder.bin, folder.dir, 'all', ['--account', bayId])
+  })
+  const as = async (k: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(server.api + path, { method, headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+    return { status: res.status, body: await res.json() as any }
+  }
+  const said = async (k: string, jobId: string) => ((await as(k, 'GET', `/jobs/${jobId}/events?limit=100`)).body.data as any[])
+    .filter((e) => e.type === 'job.customer_message').map((e) => e.detail.text)
+  const newJob = async (k: string, phone: string) => {
+    const res = await as(k, 'POST', '/jobs', { customer: { name: 'Lu', phone, sms_consent: true }, pickup: { location: 'x' } })
+    expect(res.status).toBe(201)
+    return res.body
+  }
+
+  test('each account texts from its own number; replies go back by the number they were sent to; a retry is one event', async () => {
+    const jobA = await newJob(key, '503-555-0170')
+    const jobB = await newJob(bayKey, '503-555-0170')
+    await until(() => to('+15035550170').length >= 2)
+    expect(to('+15035550170').map((m) => [m.from, m.body.split(':')[0]]).sort()).toEqual([[TWILIO_FROM, 'My towing company'], [BAY, 'Bay Towing']])
+    await until(() => texts(folder.dir, jobB.id)[0]?.status === 'sent')
+    const sid = 'SM' + 'b'.repeat(32)
+    const first = await sendInbound(server.url, '+15035550170', 'At the Bay rest stop', { to: BAY, sid })
+    const retry = await sendInbound(server.url, '+15035550170', 'At the Bay rest stop', { to: BAY, sid })
+    expect([first.status, retry.status]).toEqual([200, 200])
+    expect(await retry.text()).toBe(await first.text())
+    expect(await said(bayKey, jobB.id)).toEqual(['At the Bay rest stop'])
+    expect(await said(key, jobA.id)).toEqual([])
+    await sendInbound(server.url, '+15035550170', 'Which truck is coming?')
+    expect(await said(key, jobA.id)).toEqual(['Which truck is coming?'])
+    expect(await said(bayKey, jobB.id)).toEqual(['At the Bay rest stop'])
+  })
+
+  test('HELP names the company that texted them from that number; STOP there opts out of that account only', async () => {
+    const jobA = await newJob(key, '503-555-0171')
+    const jobB = await newJob(bayKey, '503-555-0171')
+    await until(() => to('+15035550171').length >= 2)
+    expect(await (await sendInbound(server.url, '+15035550171', 'HELP', { to: BAY })).text()).toContain('<Message>Bay Towing (+15035550700): texts about your tow request.')
+    expect(await (await sendInbound(server.url, '+15035550171', 'HELP')).text()).toContain('<Message>My towing company: texts about your tow request.')
+    expect((await sendInbound(server.url, '+15035550171', 'STOP', { to: BAY })).status).toBe(200)
+    const consent = (account?: string) => JSON.parse(cli(folder.bin, ['texts', 'consent', '--phone', '+15035550171', '--json', ...(account ? ['--account', account] : [])], { cwd: folder.dir }).stdout).data
+    expect(consent(bayId)).toEqual([expect.objectContaining({ texts: 'opted_out', opt_out_source: 'sms:STOP' })])
+    expect(consent()).toEqual([expect.objectContaining({ texts: 'allowed' })])
+    await as(bayKey, 'PATCH', `/jobs/${jobB.id}`, { status: 'cancelled', cancel_reason: 'customer left' })
+    await as(key, 'PATCH', `/jobs/${jobA.id}`, { status: 'cancelled', cancel_reason: 'customer left' })
+    await until(() => to('+15035550171').length >= 3)
+    await until(() => texts(folder.dir, jobB.id).some((t) => t.template === 'status_cancelled'))
+    expect(texts(folder.dir, jobB.id).find((t) => t.template === 'status_cancelled')).toMatchObject({ status: 'skipped', skip_reason: 'opted_out' })
+    // The one text after STOP came from the default number: Bay's cancellation was never sent.
+    expect(to('+15035550171').filter((m) => m.from === BAY)).toHaveLength(1)
+  })
+
+  test('a customer only Bay texted, writing to the default number, is threaded nowhere and logged', async () => {
+    const jobB = await newJob(bayKey, '503-555-0172')
+    await until(() => to('+15035550172').length >= 1)
+    const res = await sendInbound(server.url, '+15035550172', 'Is anyone there?')
+    expect(await res.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response></Response>')
+    expect(await said(bayKey, jobB.id)).toEqual([])
+    await until(() => server.stdout().includes('+1******0172'))
+    const line = JSON.parse(server.stdout().split('\n').find((l) => l.includes('+1******0172') && l.includes('not threaded'))!)
+    expect(line).toMatchObject({ level: 40, to: TWILIO_FROM, body: 'Is anyone there?' })
   })
 })
 

@@ -1,0 +1,116 @@
+/**
+ * The link key end to end: the compiled binary keeps the key its job links are sealed with in
+ * `<db>.key` (0600), refuses a database whose key is missing or wrong (one line naming the
+ * file, every command), and `towline backup FILE` writes FILE.key so a restore keeps working links.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { cli, createKeyWithCli, freshFolder, startServer } from '../binary'
+
+let folder: ReturnType<typeof freshFolder>
+let job: { id: string; tracking_url: string }
+let apiKey: string
+
+const mode = (path: string) => statSync(path).mode & 0o777
+/** The lines a failed command wrote (blank ones left out). */
+const lines = (s: string) => s.split('\n').filter((l) => l.trim())
+
+beforeAll(async () => {
+  folder = freshFolder()
+  const server = await startServer(folder.bin, { cwd: folder.dir })
+  try {
+    apiKey = createKeyWithCli(folder.bin, folder.dir, 'all')
+    const post = (path: string, body: unknown) => fetch(`${server.api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await post('/jobs', { customer: { name: 'Ann', phone: '503-555-0142', sms_consent: true }, pickup: { location: 'I-5 N mile 12' } })
+    expect(res.status).toBe(201)
+    job = await res.json() as any
+    const unit = JSON.parse(cli(folder.bin, ['units', 'add', '--name', 'Truck 1', '--driver-phone', '503-555-0199', '--json'], { cwd: folder.dir }).stdout)
+    expect((await post(`/jobs/${job.id}/assign`, { unit_id: unit.id })).status).toBe(200)
+  } finally {
+    expect(await server.stop()).toBe(0)
+  }
+})
+afterAll(() => folder?.cleanup())
+
+test('the database file holds neither the tracking nor the driver token; the operator still reads both links', () => {
+  const tracking = /\/t\/([0-9A-Za-z]{24})$/.exec(job.tracking_url)![1]!
+  const outbox = JSON.parse(cli(folder.bin, ['texts', 'list', '--json', '--job', job.id], { cwd: folder.dir }).stdout).data as any[]
+  const driverText = outbox.find((t) => t.template === 'driver_job_link')
+  const driver = /\/d\/([0-9A-Za-z]{24})\b/.exec(driverText.body)![1]!
+  expect(outbox.find((t) => t.template === 'request_received').body).toContain(job.tracking_url)
+  const bytes = ['towline.db', 'towline.db-wal'].map((f) => join(folder.dir, f)).filter(existsSync).map((f) => readFileSync(f).toString('latin1')).join('')
+  expect(bytes.length).toBeGreaterThan(0)
+  expect({ tracking: bytes.includes(tracking), driver: bytes.includes(driver) }).toEqual({ tracking: false, driver: false })
+})
+
+describe('the key file', () => {
+  test('a fresh database gets <db>.key, readable by its owner only, holding no token', () => {
+    const key = join(folder.dir, 'towline.db.key')
+    expect(existsSync(key)).toBe(true)
+    expect(mode(key)).toBe(0o600)
+    expect(readFileSync(key, 'utf8')).toMatch(/^[A-Za-z0-9+/]{43}=\n$/)
+    // migrate creates a database too: with its key.
+    expect(cli(folder.bin, ['migrate', '--db', 'other.db'], { cwd: folder.dir }).code).toBe(0)
+    expect(mode(join(folder.dir, 'other.db.key'))).toBe(0o600)
+  })
+
+  test('a database moved without its key file is refused by serve and by every command, in one line naming the file', () => {
+    copyFileSync(join(folder.dir, 'towline.db'), join(folder.dir, 'moved.db'))
+    for (const args of [['serve', '--port', '0', '--host', '127.0.0.1'], ['jobs', 'list'], ['keys', 'list'], ['migrate']]) {
+      const r = cli(folder.bin, [...args, '--db', 'moved.db'], { cwd: folder.dir })
+      expect({ args, code: r.code }).toEqual({ args, code: 2 })
+      expect(lines(r.stderr)).toEqual([expect.stringContaining('moved.db.key is missing')])
+      expect(r.stdout).toBe('')
+    }
+    // Nothing was made in its place: the database stays refused until the right key comes back.
+    expect(existsSync(join(folder.dir, 'moved.db.key'))).toBe(false)
+  })
+
+  test('another database\'s key file is refused the same way', () => {
+    copyFileSync(join(folder.dir, 'towline.db'), join(folder.dir, 'wrong.db'))
+    copyFileSync(join(folder.dir, 'other.db.key'), join(folder.dir, 'wrong.db.key'))
+    for (const args of [['serve', '--port', '0', '--host', '127.0.0.1'], ['texts', 'list']]) {
+      const r = cli(folder.bin, [...args, '--db', 'wrong.db'], { cwd: folder.dir })
+      expect({ args, code: r.code }).toEqual({ args, code: 2 })
+      expect(lines(r.stderr)).toEqual([expect.stringContaining('wrong.db.key does not open this database')])
+    }
+  })
+
+  test('TOWLINE_LINK_KEY_FILE points a moved database at its key', async () => {
+    const server = await startServer(folder.bin, { cwd: folder.dir, args: ['--db', 'moved.db'], env: { TOWLINE_LINK_KEY_FILE: join(folder.dir, 'towline.db.key') } })
+    try {
+      const res = await fetch(`${server.api}/jobs/${job.id}`, { headers: { authorization: `Bearer ${apiKey}` } })
+      expect(((await res.json()) as any).tracking_url.replace(/^http:\/\/[^/]+/, '')).toBe(job.tracking_url.replace(/^http:\/\/[^/]+/, ''))
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
+describe('towline backup', () => {
+  test('writes FILE.key (0600) beside FILE; serving the copy keeps every link', async () => {
+    const r = cli(folder.bin, ['backup', 'copy.db'], { cwd: folder.dir })
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('copy.db.key')
+    expect(mode(join(folder.dir, 'copy.db.key'))).toBe(0o600)
+    expect(readFileSync(join(folder.dir, 'copy.db.key'), 'utf8')).toBe(readFileSync(join(folder.dir, 'towline.db.key'), 'utf8'))
+    const server = await startServer(folder.bin, { cwd: folder.dir, args: ['--db', 'copy.db'] })
+    try {
+      const res = await fetch(`${server.api}/jobs/${job.id}`, { headers: { authorization: `Bearer ${apiKey}` } })
+      const restored = await res.json() as any
+      expect(restored.tracking_url.replace(/^http:\/\/[^/]+/, '')).toBe(job.tracking_url.replace(/^http:\/\/[^/]+/, ''))
+      expect(restored.tracking_url).not.toContain('link-unavailable')
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('refuses to overwrite a key file already at FILE.key, and writes no backup then', () => {
+    copyFileSync(join(folder.dir, 'other.db.key'), join(folder.dir, 'copy2.db.key'))
+    const r = cli(folder.bin, ['backup', 'copy2.db'], { cwd: folder.dir })
+    expect(r.code).toBe(2)
+    expect(lines(r.stderr)[0]).toContain('copy2.db.key exists')
+    expect(existsSync(join(folder.dir, 'copy2.db'))).toBe(false)
+  })
+})
