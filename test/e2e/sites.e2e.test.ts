@@ -15,7 +15,8 @@ const receiver = startReceiver(ca)
 
 /** Runs a CLI command that must succeed and returns its parsed --json output. */
 function json(args: string[]): any {
-  const r = cli(folder.bin, [...args, '--json'], { cwd: folder.dir })
+  // A public URL phones can reach (nothing is sent there): units add would otherwise warn on stderr.
+  const r = cli(folder.bin, [...args, '--json'], { cwd: folder.dir, env: { TOWLINE_PUBLIC_URL: 'https://tow.example.com' } })
   expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' })
   return JSON.parse(r.stdout)
 }

@@ -169,6 +169,8 @@ describe('deliveries', () => {
     await newJob('WH-7')
     await until(() => at('/resend').length >= 1)
     const first = at('/resend')[0]!
+    // Until its attempt is recorded the delivery is in flight, and a resend would be 409 delivery_in_flight.
+    await attemptsWhen(e.id, (l) => l.length >= 1)
     const again = await call('POST', `/webhooks/${e.id}/deliveries/${first.body.id}/retry`)
     expect(again.body).toMatchObject({ delivery_id: first.body.id, delivered: true, response_status: 200 })
     const second = at('/resend')[1]!
