@@ -1,3 +1,4 @@
+DROP TABLE `webhook_event_payloads`;--> statement-breakpoint
 DROP INDEX `jobs_tracking_token_uq`;--> statement-breakpoint
 DROP INDEX `jobs_driver_token_idx`;--> statement-breakpoint
 ALTER TABLE `jobs` DROP COLUMN `tracking_token`;--> statement-breakpoint

@@ -47,7 +47,7 @@ export function startBackgroundWork(deps: BackgroundDeps) {
   let pruning: Promise<unknown> = Promise.resolve()
   const prune = () => {
     pruning = pruneWebhookHistory(db, clock, config.webhookHistoryMs)
-      .then((r) => { if (r.attempts + r.deliveries + r.payloads) logger.info(r, 'pruned webhook history') })
+      .then((r) => { if (r.attempts + r.deliveries + r.events) logger.info(r, 'pruned webhook history') })
       .catch((err) => logger.error({ err }, 'pruning webhook history failed; trying again next round'))
   }
   const firstPrune = setTimeout(prune, 60_000)

@@ -24,9 +24,11 @@ export async function makeResources(api: TestApi, key: string, accountId: string
   const endpoint = await send('POST', '/webhooks', { url: CLOSED_TARGET, events: ['*'], description: name })
   const job = await send('POST', '/jobs', { customer: { name: `${name} customer` }, pickup: { location: `${name} yard` }, external_ref: `${name}-1` })
   const unit = addUnit(api.db, api.clock, { accountId, name: `${name} truck` })
-  const delivery = api.db.$client.query<{ id: string }, [string]>('SELECT id FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY id LIMIT 1').get(endpoint.id)
-  expect(delivery?.id).toStartWith('dlv_')
-  return { jobs: job.id, units: unit.id, webhooks: endpoint.id, delivery: delivery!.id, device: unit.deviceId }
+  // A delivery to name: the endpoint's test ping (job events become deliveries when the scheduler takes them up).
+  const ping = await api.request('POST', `/api/v1/webhooks/${endpoint.id}/test`, { key })
+  const delivery = ((await ping.json()) as { delivery_id?: string }).delivery_id
+  expect({ step: 'POST /webhooks/{id}/test', status: ping.status, delivery }).toEqual({ step: 'POST /webhooks/{id}/test', status: 200, delivery: expect.stringMatching(/^dlv_/) })
+  return { jobs: job.id, units: unit.id, webhooks: endpoint.id, delivery: delivery!, device: unit.deviceId }
 }
 
 /** The kind of resource a path parameter names: the segment before `{id}`, or the name of `{x_id}`. */

@@ -11,6 +11,8 @@ import { addSite, resolveSites, SiteInputError } from './add-site'
 import { createKey, KeyInputError } from './create-key'
 import { AccountInputError, updateAccount } from './update-account'
 import { findAccountById } from './account.queries'
+import { DeliveryScheduler } from '../webhooks/scheduler'
+import { createLogger } from '../platform/log'
 
 let api: TestApi
 let north: string
@@ -154,7 +156,7 @@ describe('webhook endpoints and sites', () => {
     return res.body
   }
   const deliveriesTo = (endpointId: string) => api.db.$client.query<{ job_id: string }, [string]>(
-    `SELECT DISTINCT json_extract(p.data, '$.job.id') AS job_id FROM webhook_deliveries d JOIN webhook_event_payloads p ON p.event_id = d.event_id WHERE d.endpoint_id = ? ORDER BY d.id`,
+    `SELECT DISTINCT json_extract(p.data, '$.job.id') AS job_id FROM webhook_deliveries d JOIN webhook_events p ON p.event_id = d.event_id WHERE d.endpoint_id = ? ORDER BY d.id`,
   ).all(endpointId).map((r) => r.job_id)
 
   test('an endpoint gets the sites of the key that made it, and only their jobs\' events', async () => {
@@ -165,6 +167,17 @@ describe('webhook endpoints and sites', () => {
     const jn = await makeJob(api, allKey, { site_id: north })
     const js = await makeJob(api, allKey, { site_id: south })
     const jm = await makeJob(api, allKey)
+    // The scheduler takes each endpoint's events up (a closed loopback port: the attempts fail, the deliveries are made).
+    const s = new DeliveryScheduler({ db: api.db, clock: api.clock, logger: createLogger('silent'), schedule: [60_000], send: { timeoutMs: 2000, allowPrivate: true }, links: api.links, owner: 'test:1' })
+    s.start()
+    try {
+      for (const end = Date.now() + 8000; (api.db.$client.query('SELECT count(*) AS n FROM webhook_attempts').get() as { n: number }).n < 6;) {
+        if (Date.now() > end) throw new Error('the deliveries were not made')
+        await Bun.sleep(10)
+      }
+    } finally {
+      await s.stop(0)
+    }
     expect(deliveriesTo(n.id)).toEqual([jn.id])
     expect(deliveriesTo(b.id)).toEqual([jn.id, js.id])
     expect(deliveriesTo(a.id)).toEqual([jn.id, js.id, jm.id])

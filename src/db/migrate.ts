@@ -19,7 +19,7 @@ const DATA_STEPS: { after: string; run: (db: Db, linkKey: () => Buffer) => void 
 /** Where links were stored in clear besides the jobs: texts' bodies, webhook payloads, kept idempotent responses. */
 const LINK_COPIES = [
   { table: 'texts', column: 'body', key: 'id' },
-  { table: 'webhook_event_payloads', column: 'data', key: 'event_id' },
+  { table: 'webhook_events', column: 'data', key: 'seq' },
   { table: 'webhook_deliveries', column: 'data', key: 'id' },
   { table: 'idempotency_keys', column: 'response_body', key: 'rowid' },
 ] as const

@@ -163,7 +163,7 @@ describe('a database from before sealed links (migration 0006)', () => {
     const replay = await call(api, old.secret, 'POST', '/jobs', old.body, { 'Idempotency-Key': 'idem-old' })
     expect(replay.headers.get('idempotent-replayed')).toBe('true')
     expect(replay.body.tracking_url).toBe(`http://towline.test/t/${old.other}`)
-    const payload = api.db.$client.query<{ data: string }, []>("SELECT data FROM webhook_event_payloads WHERE event_id = 'evt_old'").get()!.data
+    const payload = api.db.$client.query<{ data: string }, []>("SELECT data FROM webhook_events WHERE event_id = 'evt_old'").get()!.data
     expect(JSON.parse(openLinksIn(api.links, payload)).job.tracking_url).toBe(`http://towline.test/t/${old.tracking}`)
     expectNowhere(api.db, old.path, [old.tracking, old.driver, old.other])
   })

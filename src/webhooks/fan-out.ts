@@ -1,5 +1,4 @@
 import type { Db } from '../db/client'
-import { newId } from '../platform/ids'
 import { jobEventView, type JobEventRow } from '../jobs/job-events'
 import type { JobRow } from '../jobs/job.view'
 import { presentJob } from '../jobs/present-job'
@@ -8,7 +7,7 @@ import { markEndpointsDue } from './webhook.queries'
 
 /** Woken after deliveries are written, so the scheduler sends them without polling. */
 let wakeScheduler: (endpointIds?: string[]) => void = () => {}
-/** Lets the running scheduler hear about new deliveries (and for which endpoints, when known). */
+/** Lets the running scheduler hear about new events (and which endpoints take them). */
 export function onDeliveriesQueued(wake: (endpointIds?: string[]) => void): void {
   wakeScheduler = wake
 }
@@ -28,10 +27,11 @@ export function envelopeEvent(e: JobEventRow) {
 }
 
 /**
- * Writes one delivery per subscribed endpoint (active or paused) for each event, inside the
- * caller's transaction, with the job as GET /jobs/{id} shows it at that moment. An endpoint made
- * by a key limited to sites receives only the jobs of those sites. Nothing is sent here: the
- * scheduler reads what the commit wrote, so a crash never loses an event.
+ * Writes each event that some live endpoint of the account subscribes to (and serves the job's
+ * site) into the webhook event log, once, inside the caller's transaction, with the job as
+ * GET /jobs/{id} shows it at that moment. Nothing is sent here, and nothing is written per
+ * endpoint: each endpoint takes the events up after its cursor when the scheduler serves it, so
+ * a crash never loses an event and fifty endpoints cost one row.
  */
 export function fanOutJobEvents(tx: Db, links: JobLinks, job: JobRow, events: JobEventRow[], nowMs: number): void {
   if (!events.length) return
@@ -44,22 +44,17 @@ export function fanOutJobEvents(tx: Db, links: JobLinks, job: JobRow, events: Jo
   if (!subscribed.length) return
   // The job's tracking link is stored sealed, as the job keeps it; the scheduler opens it to send.
   const jobJson = sealLinksIn(links, JSON.stringify(presentJob(tx, links, job)))
-  const insertPayload = tx.$client.query('INSERT INTO webhook_event_payloads (event_id, account_id, data, created_at) VALUES (?, ?, ?, ?)')
-  // data stays NULL: the event's payload is written once above, however many endpoints get it.
-  const insert = tx.$client.query(
-    `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
-  )
+  const insert = tx.$client.query('INSERT INTO webhook_events (event_id, account_id, site_id, type, data, created_at) VALUES (?, ?, ?, ?, ?, ?)')
   const due = new Set<string>()
   for (const event of events) {
     const to = subscribed.filter((e) => subscribes(e.events, event.type))
     if (!to.length) continue
-    insertPayload.run(event.id, job.accountId, `{"job":${jobJson},"event":${JSON.stringify(envelopeEvent(event))}}`, nowMs)
-    for (const e of to) { insert.run(newId('dlv', nowMs), job.accountId, e.id, event.id, event.type, nowMs, nowMs, nowMs); due.add(e.id) }
+    insert.run(event.id, job.accountId, job.siteId, event.type, `{"job":${jobJson},"event":${JSON.stringify(envelopeEvent(event))}}`, nowMs)
+    for (const e of to) due.add(e.id)
   }
   if (!due.size) return
-  markEndpointsDue(tx, [...due], nowMs)
-  // After the caller's (synchronous) transaction has committed.
   const ids = [...due]
+  markEndpointsDue(tx, ids, nowMs)
+  // After the caller's (synchronous) transaction has committed.
   queueMicrotask(() => wakeScheduler(ids))
 }

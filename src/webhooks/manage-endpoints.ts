@@ -8,7 +8,7 @@ import { checkHost, describeRefused, type AddressPolicy } from '../platform/net'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { mintSecret } from './signature'
 import { wakeDeliveries } from './fan-out'
-import { countEndpoints, findEndpointOrThrow, refreshEndpointDue, type EndpointRow } from './webhook.queries'
+import { countEndpoints, findEndpointOrThrow, lastEventSeq, refreshEndpointDue, type EndpointRow } from './webhook.queries'
 
 /** Live endpoints one account may have: enough for any integration, few enough that no tenant can weigh on the others. */
 export const MAX_ENDPOINTS_PER_ACCOUNT = 100
@@ -60,7 +60,7 @@ export async function createEndpoint(deps: EndpointDeps, scope: AccountScope, in
   const row: EndpointRow = {
     id: newId('whk', now), accountId: scope.accountId, url, description: input.description?.trim() || null, events, status: 'active', pausedReason: null,
     secret: mintSecret(), previousSecret: null, previousSecretExpiresAt: null, consecutiveFailures: 0, siteIds: scope.siteIds, nextDueAt: null,
-    createdAt: now, updatedAt: now, deletedAt: null,
+    cursor: 0, createdAt: now, updatedAt: now, deletedAt: null,
   }
   inTransaction(deps.db, () => {
     // Counted in the insert's transaction, so concurrent creates cannot pass the cap together.
@@ -68,9 +68,9 @@ export async function createEndpoint(deps: EndpointDeps, scope: AccountScope, in
       throw new AppError('limit_exceeded', `This account already has ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints, the most it may have. Delete one first, or subscribe one endpoint to more event types.`, { limit: MAX_ENDPOINTS_PER_ACCOUNT })
     }
     deps.db.$client.query(
-      `INSERT INTO webhook_endpoints (id, account_id, url, description, events, status, paused_reason, secret, consecutive_failures, site_ids, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'active', NULL, ?, 0, ?, ?, ?)`,
-    ).run(row.id, scope.accountId, url, row.description, JSON.stringify(events), row.secret, scope.siteIds ? JSON.stringify(scope.siteIds) : null, now, now)
+      `INSERT INTO webhook_endpoints (id, account_id, url, description, events, status, paused_reason, secret, consecutive_failures, site_ids, cursor, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'active', NULL, ?, 0, ?, ?, ?, ?)`,
+    ).run(row.id, scope.accountId, url, row.description, JSON.stringify(events), row.secret, scope.siteIds ? JSON.stringify(scope.siteIds) : null, (row.cursor = lastEventSeq(deps.db)), now, now)
   })
   return row
 }

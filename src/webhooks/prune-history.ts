@@ -6,19 +6,20 @@ export const KEEP_ATTEMPTS_PER_ENDPOINT = 100
 /** Rows deleted per transaction, so writers never wait long behind the pruner. */
 const BATCH = 500
 
-export interface PruneResult { attempts: number; deliveries: number; payloads: number }
+export interface PruneResult { attempts: number; deliveries: number; events: number }
 
 /**
  * Deletes webhook history older than `keepMs` that nothing needs any more, in small batches:
  * - attempts, except each endpoint's last 100;
- * - finished deliveries with no attempt left (open ones, held for a paused endpoint, stay);
- * - event payloads no delivery refers to.
- * Attempts rebuild their request body from their delivery and its payload, which is why those
- * go only after the attempts. Returns how many rows went.
+ * - finished deliveries with no attempt left (open ones stay);
+ * - logged events that every endpoint has taken up and no delivery refers to (what a paused
+ *   endpoint has not taken up yet stays, however old).
+ * Attempts rebuild their request body from their delivery and its event, which is why those go
+ * only after the attempts. Returns how many rows went.
  */
 export async function pruneWebhookHistory(db: Db, clock: Clock, keepMs: number, pause: () => Promise<void> = () => Bun.sleep(0)): Promise<PruneResult> {
   const cutoff = clock.now() - keepMs
-  const out: PruneResult = { attempts: 0, deliveries: 0, payloads: 0 }
+  const out: PruneResult = { attempts: 0, deliveries: 0, events: 0 }
   const sql = db.$client
   const endpoints = sql.query<{ endpoint_id: string }, [number]>('SELECT DISTINCT endpoint_id FROM webhook_attempts WHERE created_at < ?').all(cutoff)
   // Beyond each endpoint's newest 100 (ties broken by rowid, as the listing does), and older than the window.
@@ -46,14 +47,17 @@ export async function pruneWebhookHistory(db: Db, clock: Clock, keepMs: number, 
     if (n < BATCH) break
     await pause()
   }
-  const dropPayloads = sql.query<unknown, [number, number]>(
-    `DELETE FROM webhook_event_payloads WHERE rowid IN (
-       SELECT p.rowid FROM webhook_event_payloads p WHERE p.created_at < ?
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = p.event_id) ORDER BY p.created_at LIMIT ?)`,
+  // Events every live endpoint of the account has taken up (a paused one holds what is after its
+  // cursor) and no delivery refers to.
+  const dropEvents = sql.query<unknown, [number, number]>(
+    `DELETE FROM webhook_events WHERE seq IN (
+       SELECT v.seq FROM webhook_events v WHERE v.created_at < ?
+          AND v.seq <= coalesce((SELECT min(e.cursor) FROM webhook_endpoints e WHERE e.account_id = v.account_id AND e.deleted_at IS NULL), v.seq)
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = v.event_id) ORDER BY v.created_at LIMIT ?)`,
   )
   for (;;) {
-    const n = dropPayloads.run(cutoff, BATCH).changes
-    out.payloads += n
+    const n = dropEvents.run(cutoff, BATCH).changes
+    out.events += n
     if (n < BATCH) break
     await pause()
   }

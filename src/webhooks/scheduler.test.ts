@@ -107,13 +107,17 @@ describe('leases', () => {
     await endpoint(key, '/local')
     await newJob(key)
     const now = api.clock.now()
-    const lease = (path: string, owner: string) => api.db.$client.query(
-      `UPDATE webhook_deliveries SET status = 'sending', next_attempt_at = ?, lease_owner = ? WHERE endpoint_id = (SELECT id FROM webhook_endpoints WHERE url LIKE ?)`,
-    ).run(now + 15_000, owner, `%${path}`)
+    // What a claim by another process leaves: the delivery made, sending under its lease, the cursor past the event.
+    const lease = (path: string, owner: string) => {
+      const ep = api.db.$client.query('SELECT id, account_id FROM webhook_endpoints WHERE url LIKE ?').get(`%${path}`) as { id: string; account_id: string }
+      const ev = api.db.$client.query('SELECT * FROM webhook_events ORDER BY seq DESC LIMIT 1').get() as Record<string, any>
+      api.db.$client.run(`INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, lease_owner, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, 'sending', 0, ?, ?, ?, ?)`, [`dlv_${path.slice(1)}`, ep.account_id, ep.id, ev.event_id, ev.type, now + 15_000, owner, ev.created_at, now])
+      api.db.$client.run('UPDATE webhook_endpoints SET cursor = ?, next_due_at = ? WHERE id = ?', [ev.seq, now + 15_000, ep.id])
+    }
     lease('/remote', 'another-machine:4242')
     // No process has pid 2^22 + 1 here: the Linux maximum is 2^22.
     lease('/local', `${hostname()}:4194305`)
-    api.db.$client.run("UPDATE webhook_endpoints SET next_due_at = ?", [now + 15_000])
     const s = scheduler({ owner: `${hostname()}:${process.pid}` })
     s.start()
     await until(() => at('/local').length === 1)
@@ -236,16 +240,23 @@ describe('limits and history', () => {
     await until(() => at('/history').length === 121)
     await until(() => (api.db.$client.query("SELECT count(*) AS n FROM webhook_attempts").get() as any).n === 121)
     const count = (t: string) => (api.db.$client.query(`SELECT count(*) AS n FROM ${t}`).get() as any).n
-    const before = { attempts: count('webhook_attempts'), deliveries: count('webhook_deliveries'), payloads: count('webhook_event_payloads') }
+    const before = { attempts: count('webhook_attempts'), deliveries: count('webhook_deliveries'), events: count('webhook_events') }
+    expect(before).toEqual({ attempts: 121, deliveries: 121, events: 121 })
     const pruned = await pruneWebhookHistory(api.db, api.clock, 30 * DAY)
-    expect(pruned).toEqual({ attempts: 21, deliveries: 21, payloads: 0 })
+    // The paused endpoint has not taken its 121 events up yet: they stay however old.
+    expect(pruned).toEqual({ attempts: 21, deliveries: 21, events: 0 })
     expect(count('webhook_attempts')).toBe(before.attempts - 21)
-    // The paused endpoint's 121 held deliveries are kept however old: they have not gone out yet.
-    expect((api.db.$client.query("SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'").get(paused.id) as any).n).toBe(121)
     const log = (await call(key, 'GET', `/webhooks/${e.id}/deliveries`)).body.data as any[]
     expect(log).toHaveLength(100)
     const shown = new Map(at('/history').map((r) => [r.body.id, r.raw]))
     expect(log.every((a) => a.request_body === shown.get(a.delivery_id))).toBe(true)
-    expect(before.deliveries).toBe(121 * 2)
+    // Resumed, it gets all of them, oldest first; then what everyone has taken up can go.
+    await call(key, 'PATCH', `/webhooks/${paused.id}`, { status: 'active' })
+    s.wake()
+    await until(() => at('/paused').length === 121)
+    expect(at('/paused').map((r) => r.body.data.job.id)).toEqual(at('/history').map((r) => r.body.data.job.id))
+    await until(() => count('webhook_attempts') === 100 + 121)
+    api.clock.advance(31 * DAY)
+    expect(await pruneWebhookHistory(api.db, api.clock, 30 * DAY)).toEqual({ attempts: 21, deliveries: 21, events: 21 })
   }, 30_000)
 })

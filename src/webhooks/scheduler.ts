@@ -2,7 +2,8 @@ import type { Db } from '../db/client'
 import { inTransaction } from '../db/client'
 import type { Clock } from '../platform/clock'
 import type { Logger } from '../platform/log'
-import { onDeliveriesQueued } from './fan-out'
+import { onDeliveriesQueued, subscribes } from './fan-out'
+import { newId } from '../platform/ids'
 import { claimDelivery, recordAttempt, type LeasedDelivery } from './record-attempt'
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
 import { DELIVERIES_WITH_DATA, DELIVERY_DATA, refreshEndpointDue, toEndpointRow, type EndpointRow } from './webhook.queries'
@@ -30,33 +31,30 @@ export interface SchedulerDeps {
 /** A delivery this scheduler holds the lease on, with what its envelope needs. */
 interface Claimed { delivery: LeasedDelivery; createdAt: number; data: string; restore: { status: string; nextAttemptAt: number | null } }
 /** One endpoint being served: its claimed deliveries, sent one after the other, in order. */
-interface Lane { endpoint: EndpointRow; accountId: string; queue: Claimed[]; current: Claimed | null; failed: boolean }
+interface Lane { endpoint: EndpointRow; accountId: string; queue: Claimed[]; current: Claimed | null; failed: boolean; idleSince: number | null }
 interface Finished { lane: Lane; claimed: Claimed; result: AttemptResult }
 type DueRow = Record<string, any>
 
 /**
  * The scheduler's one query: active endpoints whose next_due_at has come (?1 = now), oldest
- * first, leaving out accounts at their cap (?2, a JSON array), each with one delivery: a lease
- * that ran out (a crash) first, else the oldest due one; none while another delivery to it is
- * in flight anywhere (a lease still running). ?3 limits the rows.
+ * first, leaving out accounts at their cap (?2, a JSON array) and endpoints with a delivery in
+ * flight anywhere (a lease still running). ?3 limits the rows.
  */
-export const DUE_ENDPOINTS_SQL = `SELECT e.*, d.id AS d_id, d.event_type AS d_event_type, d.status AS d_status, d.next_attempt_at AS d_next, d.attempts AS d_attempts,
-          d.first_attempt_at AS d_first, d.created_at AS d_created_at, coalesce(d.data, p.data) AS d_data
-     FROM webhook_endpoints e
-     LEFT JOIN webhook_deliveries d ON d.id = (
-          SELECT coalesce(
-            (SELECT x.id FROM webhook_deliveries x WHERE x.endpoint_id = e.id AND x.status = 'sending' AND x.next_attempt_at <= ?1 ORDER BY x.next_attempt_at, x.rowid LIMIT 1),
-            (SELECT x.id FROM webhook_deliveries x WHERE x.endpoint_id = e.id AND x.status = 'pending' AND x.next_attempt_at <= ?1 ORDER BY x.next_attempt_at, x.rowid LIMIT 1))
-           WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries y WHERE y.endpoint_id = e.id AND y.status = 'sending' AND y.next_attempt_at > ?1))
-     LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id
+export const DUE_ENDPOINTS_SQL = `SELECT e.* FROM webhook_endpoints e
     WHERE e.status = 'active' AND e.deleted_at IS NULL AND e.next_due_at IS NOT NULL AND e.next_due_at <= ?1
       AND e.account_id NOT IN (SELECT value FROM json_each(?2))
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries y WHERE y.endpoint_id = e.id AND y.status = 'sending' AND y.next_attempt_at > ?1)
     ORDER BY e.next_due_at LIMIT ?3`
+
+/** Events read from the log per lane refill at most (those an endpoint does not take are skipped by its cursor). */
+const EVENTS_READ = 256
 
 /** Deliveries claimed for one endpoint at a time: sent back to back, recorded together. */
 const LANE_BATCH = 32
-/** Finished attempts are recorded at least this often while they come in. */
+/** Finished attempts are recorded, and new work for endpoints being served taken up, this often. */
 const FLUSH_MS = 25
+/** A lane with nothing to send stays open this long (real time), so a busy endpoint's next events are batched too. */
+const LANE_IDLE_MS = 1_000
 
 /**
  * Sends webhook deliveries in the background of `towline serve`.
@@ -81,8 +79,8 @@ const FLUSH_MS = 25
 export class DeliveryScheduler {
   private timer: ReturnType<typeof setTimeout> | null = null
   private timerAt: number | null = null
-  private turnPending = false
-  private flushTimer: ReturnType<typeof setTimeout> | null = null
+  private soonTimer: ReturnType<typeof setTimeout> | null = null
+  private soonAt: number | null = null
   private stopped = false
   private abort = new AbortController()
   private lanes = new Map<string, Lane>()
@@ -93,6 +91,9 @@ export class DeliveryScheduler {
   private expiredOf
   private pendingOf
   private endpointById
+  private eventsAfter
+  private insertDelivery
+  private moveCursor
 
   constructor(private deps: SchedulerDeps) {
     this.dueEndpoints = deps.db.$client.query<DueRow, [number, string, number]>(DUE_ENDPOINTS_SQL)
@@ -104,6 +105,12 @@ export class DeliveryScheduler {
         WHERE d.endpoint_id = ? AND d.status = '${status}' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at, d.rowid LIMIT ?`,
     )
     this.endpointById = deps.db.$client.query<Record<string, any>, [string]>('SELECT * FROM webhook_endpoints WHERE id = ?')
+    this.eventsAfter = deps.db.$client.query<DueRow, [string, number, number]>('SELECT seq, event_id, type, site_id, data, created_at FROM webhook_events WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+    this.insertDelivery = deps.db.$client.query<unknown, [string, string, string, string, string, number, string, number, number]>(
+      `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, lease_owner, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'sending', 0, ?, ?, ?, ?)`,
+    )
+    this.moveCursor = deps.db.$client.query<unknown, [number, string]>('UPDATE webhook_endpoints SET cursor = ? WHERE id = ?')
     this.expiredOf = due('sending')
     this.pendingOf = due('pending')
   }
@@ -123,14 +130,9 @@ export class DeliveryScheduler {
     this.wake()
   }
 
-  /**
-   * New deliveries were written: an endpoint already being served gets them at its lane's next
-   * refill (within FLUSH_MS), so under load job writes do not each cost a turn; work for an idle
-   * endpoint is claimed at once.
-   */
-  private queued(endpointIds: string[] | undefined): void {
-    if (endpointIds && endpointIds.every((id) => this.lanes.has(id))) this.flushSoon()
-    else this.wake()
+  /** Lanes with something claimed or in flight (idle ones give their slot up to any endpoint that needs it). */
+  private busy(lane: Lane): boolean {
+    return lane.current !== null || lane.queue.length > 0
   }
 
   private takeBackLeasesOfGoneProcesses(): void {
@@ -151,9 +153,27 @@ export class DeliveryScheduler {
 
   /** Asks for a turn soon; asks made in the same turn of the event loop run one. */
   wake(): void {
-    if (this.stopped || this.turnPending) return
-    this.turnPending = true
-    setTimeout(() => { this.turnPending = false; this.turn() }, 0)
+    this.soon(0)
+  }
+
+  /**
+   * New events were written. An endpoint with a lane open (busy or idle for under a second)
+   * takes them up at the lane's next batch, within FLUSH_MS, so under load job writes do not
+   * each cost a transaction; an endpoint without one is served at once.
+   */
+  private queued(endpointIds: string[] | undefined): void {
+    if (endpointIds && endpointIds.every((id) => this.lanes.has(id))) this.soon(FLUSH_MS)
+    else this.wake()
+  }
+
+  /** Makes sure a turn runs within `ms` (the earliest asked for wins). */
+  private soon(ms: number): void {
+    if (this.stopped) return
+    const at = performance.now() + ms
+    if (this.soonAt !== null && this.soonAt <= at) return
+    if (this.soonTimer) clearTimeout(this.soonTimer)
+    this.soonAt = at
+    this.soonTimer = setTimeout(() => { this.soonTimer = null; this.soonAt = null; this.turn() }, ms)
   }
 
   /** Deliveries being sent right now (for tests and the shutdown log). */
@@ -165,7 +185,7 @@ export class DeliveryScheduler {
 
   /** One turn: records finished attempts, refills and opens lanes, launches. Never throws. */
   private turn(): void {
-    if (this.flushTimer) { clearTimeout(this.flushTimer); this.flushTimer = null }
+    if (this.soonTimer) { clearTimeout(this.soonTimer); this.soonTimer = null; this.soonAt = null }
     const batch = this.finished.splice(0)
     let more = false
     try {
@@ -201,47 +221,82 @@ export class DeliveryScheduler {
   }
 
   /** Claims up to LANE_BATCH due deliveries of an endpoint, oldest first (a lease run out before all). */
-  private claimFor(endpointId: string, now: number): Claimed[] {
-    const rows = this.expiredOf.all(endpointId, now, LANE_BATCH)
-    if (rows.length < LANE_BATCH) rows.push(...this.pendingOf.all(endpointId, now, LANE_BATCH - rows.length))
+  /**
+   * Claims up to LANE_BATCH deliveries of an endpoint, oldest first: leases that ran out (a
+   * crash), then retries that are due, then the events after its cursor that it subscribes to
+   * (as new deliveries, the cursor moving past what it read). Inside the turn's transaction, so
+   * two processes never take the same event or delivery.
+   */
+  private claimFor(endpoint: EndpointRow, now: number): Claimed[] {
+    const rows = this.expiredOf.all(endpoint.id, now, LANE_BATCH)
+    if (rows.length < LANE_BATCH) rows.push(...this.pendingOf.all(endpoint.id, now, LANE_BATCH - rows.length))
+    const fresh = this.endpointById.get(endpoint.id)
+    const cursor: number = fresh?.cursor ?? endpoint.cursor
+    const events = rows.length < LANE_BATCH ? this.eventsAfter.all(endpoint.accountId, cursor, EVENTS_READ) : []
+    const taken: DueRow[] = []
+    let moved = cursor
+    for (const ev of events) {
+      if (rows.length + taken.length >= LANE_BATCH) break
+      moved = ev.seq
+      if (subscribes(endpoint.events, ev.type) && (endpoint.siteIds === null || endpoint.siteIds.includes(ev.site_id))) taken.push(ev)
+    }
     // A lease long enough for the whole batch to go out one after the other.
-    const lease = now + this.leaseMs * Math.max(1, rows.length)
+    const lease = now + this.leaseMs * Math.max(1, rows.length + taken.length)
     const claimed: Claimed[] = []
     for (const r of rows) {
       const got = claimDelivery(this.deps.db, r.id, now, lease, true, this.owner)
-      if (!got) break // someone else is serving this endpoint now: keep the order, stop here
+      if (!got) return this.settleClaims(endpoint, claimed, now) // someone else is serving this endpoint now: keep the order, stop here
       claimed.push({
-        delivery: { id: r.id, endpointId, eventType: r.event_type, attempts: got.attempts, firstAttemptAt: got.firstAttemptAt, lease },
+        delivery: { id: r.id, endpointId: endpoint.id, eventType: r.event_type, attempts: got.attempts, firstAttemptAt: got.firstAttemptAt, lease },
         createdAt: r.created_at, data: openLinksIn(this.deps.links, r.data),
         // A lease that ran out (a crash) is due again now if handed back.
         restore: got.status === 'sending' ? { status: 'pending', nextAttemptAt: now } : { status: got.status, nextAttemptAt: got.nextAttemptAt },
       })
     }
-    if (claimed.length) refreshEndpointDue(this.deps.db, endpointId, now)
+    for (const ev of taken) {
+      const id = newId('dlv', now)
+      this.insertDelivery.run(id, endpoint.accountId, endpoint.id, ev.event_id, ev.type, lease, this.owner, ev.created_at, now)
+      claimed.push({
+        delivery: { id, endpointId: endpoint.id, eventType: ev.type, attempts: 0, firstAttemptAt: null, lease },
+        createdAt: ev.created_at, data: openLinksIn(this.deps.links, ev.data),
+        // Handed back unsent, it waits as an ordinary due delivery.
+        restore: { status: 'pending', nextAttemptAt: now },
+      })
+    }
+    if (moved !== cursor) this.moveCursor.run(moved, endpoint.id)
+    return this.settleClaims(endpoint, claimed, now)
+  }
+
+  private settleClaims(endpoint: EndpointRow, claimed: Claimed[], now: number): Claimed[] {
+    refreshEndpointDue(this.deps.db, endpoint.id, now)
     return claimed
   }
 
   /** Refills lanes that ran dry, closes idle ones, and opens lanes for due endpoints fairly (inside the turn's transaction). */
   private fillLanes(now: number): boolean {
+    const tick = performance.now()
     for (const [id, lane] of this.lanes) {
       if (lane.current) continue
       if (lane.failed || this.stopped) { this.handBack(lane.queue.splice(0), now); lane.failed = false }
-      if (!lane.queue.length && !this.stopped && this.liveEndpoint(lane)) lane.queue = this.claimFor(id, now)
-      if (!lane.queue.length) { this.lanes.delete(id); refreshEndpointDue(this.deps.db, id, now) }
+      // Only an endpoint with something due is asked for more (its hint is read fresh).
+      const live = !this.stopped && this.liveEndpoint(lane)
+      if (!lane.queue.length && live && lane.endpoint.nextDueAt !== null && lane.endpoint.nextDueAt <= now) lane.queue = this.claimFor(lane.endpoint, now)
+      if (lane.queue.length) { lane.idleSince = null; continue }
+      lane.idleSince ??= tick
+      if (!live || tick - lane.idleSince >= LANE_IDLE_MS) { this.lanes.delete(id); refreshEndpointDue(this.deps.db, id, now) }
     }
     if (this.stopped) return false
-    const free = this.global - this.lanes.size
+    const working = [...this.lanes.values()].filter((l) => this.busy(l))
+    const free = this.global - working.length
     if (free <= 0) return false
     const perAccount = new Map<string, number>()
-    for (const lane of this.lanes.values()) perAccount.set(lane.accountId, (perAccount.get(lane.accountId) ?? 0) + 1)
+    for (const lane of working) perAccount.set(lane.accountId, (perAccount.get(lane.accountId) ?? 0) + 1)
     const full = [...perAccount].filter(([, n]) => n >= this.accountCap).map(([a]) => a)
     const limit = free * 2 + 16
     const rows = this.dueEndpoints.all(now, JSON.stringify(full), limit)
-    // Endpoints listed as due with nothing to send (in flight, or a stale hint): set the hint right.
-    for (const r of rows) if (r.d_id === null) refreshEndpointDue(this.deps.db, r.id, now)
     // Round the waiting accounts, oldest due first within each.
     const byAccount = new Map<string, DueRow[]>()
-    for (const r of rows) if (r.d_id !== null && !this.lanes.has(r.id)) byAccount.set(r.account_id, [...(byAccount.get(r.account_id) ?? []), r])
+    for (const r of rows) if (!this.lanes.has(r.id)) byAccount.set(r.account_id, [...(byAccount.get(r.account_id) ?? []), r])
     let opened = 0
     let progress = true
     while (opened < free && progress) {
@@ -252,9 +307,16 @@ export class DeliveryScheduler {
         const r = queue.shift()
         if (!r) continue
         progress = true
-        const claimed = this.claimFor(r.id, now)
+        const endpoint = toEndpointRow(r)
+        // Nothing to send after all (a stale hint, events it does not take): claimFor set the hint right.
+        const claimed = this.claimFor(endpoint, now)
         if (!claimed.length) continue
-        this.lanes.set(r.id, { endpoint: toEndpointRow(r), accountId, queue: claimed, current: null, failed: false })
+        // No slot left: an idle lane gives its slot up.
+        if (this.lanes.size >= this.global) {
+          const idle = [...this.lanes].find(([, l]) => !this.busy(l))
+          if (idle) { this.lanes.delete(idle[0]); refreshEndpointDue(this.deps.db, idle[0], now) }
+        }
+        this.lanes.set(r.id, { endpoint, accountId, queue: claimed, current: null, failed: false, idleSince: null })
         perAccount.set(accountId, (perAccount.get(accountId) ?? 0) + 1)
         opened++
       }
@@ -290,18 +352,12 @@ export class DeliveryScheduler {
         this.finished.push({ lane, claimed, result })
         if (!result.ok) lane.failed = true
         this.next(lane)
-        // Results are recorded, and lanes that ran dry refilled, in batches every few milliseconds:
-        // one transaction then covers many endpoints' pages. A big batch goes at once.
-        if (this.finished.length >= 256) this.wake()
-        else this.flushSoon()
+        // Results are recorded, and lanes that ran dry refilled, in batches every FLUSH_MS: one
+        // transaction then covers many endpoints' pages. A big batch goes at once.
+        this.soon(this.finished.length >= 256 ? 0 : FLUSH_MS)
       })
     this.work.add(work)
     void work.finally(() => this.work.delete(work))
-  }
-
-  private flushSoon(): void {
-    if (this.flushTimer || this.stopped) return
-    this.flushTimer = setTimeout(() => { this.flushTimer = null; this.turn() }, FLUSH_MS)
   }
 
   /** Arms the timer for the next time something falls due (a retry, a lease running out). */
@@ -330,7 +386,7 @@ export class DeliveryScheduler {
   async stop(graceMs: number): Promise<void> {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
-    if (this.flushTimer) clearTimeout(this.flushTimer)
+    if (this.soonTimer) clearTimeout(this.soonTimer)
     onDeliveriesQueued(() => {})
     const all = Promise.allSettled([...this.work])
     await Promise.race([all, Bun.sleep(graceMs)])

@@ -66,7 +66,7 @@ export function listAttempts(db: Db, links: JobLinks, scope: AccountScope, endpo
   const e = findEndpointOrThrow(db, scope, endpointId)
   const rows = db.$client.query<Record<string, any>, [string, number]>(
     `SELECT a.*, d.account_id AS d_account_id, d.created_at AS d_created_at, ${DELIVERY_DATA}
-       FROM webhook_attempts a LEFT JOIN webhook_deliveries d ON d.id = a.delivery_id LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id
+       FROM webhook_attempts a LEFT JOIN webhook_deliveries d ON d.id = a.delivery_id LEFT JOIN webhook_events p ON p.event_id = d.event_id
       WHERE a.endpoint_id = ? ORDER BY a.created_at DESC, a.rowid DESC LIMIT ?`,
   ).all(e.id, limit)
   return {

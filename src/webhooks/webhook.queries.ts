@@ -8,9 +8,9 @@ export type EndpointRow = typeof webhookEndpoints.$inferSelect
 
 /**
  * Deliveries (`d`) with the envelope data each one sends (`data`): a ping keeps its own, a job
- * event's is stored once in webhook_event_payloads. Use as `SELECT ${DELIVERY_DATA} FROM ${DELIVERIES_WITH_DATA}`.
+ * event's is in the event log (`webhook_events`). Use as `SELECT ${DELIVERY_DATA} FROM ${DELIVERIES_WITH_DATA}`.
  */
-export const DELIVERIES_WITH_DATA = 'webhook_deliveries d LEFT JOIN webhook_event_payloads p ON p.event_id = d.event_id'
+export const DELIVERIES_WITH_DATA = 'webhook_deliveries d LEFT JOIN webhook_events p ON p.event_id = d.event_id'
 export const DELIVERY_DATA = 'coalesce(d.data, p.data) AS data'
 
 /** Maps a raw webhook_endpoints row. */
@@ -18,7 +18,7 @@ export function toEndpointRow(r: Record<string, any>): EndpointRow {
   return {
     id: r.id, accountId: r.account_id, url: r.url, description: r.description, events: JSON.parse(r.events), status: r.status,
     pausedReason: r.paused_reason, secret: r.secret, previousSecret: r.previous_secret, previousSecretExpiresAt: r.previous_secret_expires_at,
-    consecutiveFailures: r.consecutive_failures, siteIds: r.site_ids ? JSON.parse(r.site_ids) : null, nextDueAt: r.next_due_at,
+    consecutiveFailures: r.consecutive_failures, siteIds: r.site_ids ? JSON.parse(r.site_ids) : null, nextDueAt: r.next_due_at, cursor: r.cursor,
     createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
   }
 }
@@ -84,8 +84,9 @@ export function endpointView(e: EndpointRow) {
 }
 
 /**
- * Sets an endpoint's `next_due_at` from its open deliveries: the lease expiry of one in flight
- * (nothing more goes there before it ends), else the due time of the oldest open one, else null.
+ * Sets an endpoint's `next_due_at`: the lease expiry of a delivery in flight (nothing more goes
+ * there before it ends), else the earliest of its open deliveries' due times and, when events
+ * wait after its cursor, now; else null.
  */
 export function refreshEndpointDue(db: Db, endpointId: string, nowMs: number): void {
   db.$client.query<unknown, [string, number]>(
@@ -93,9 +94,15 @@ export function refreshEndpointDue(db: Db, endpointId: string, nowMs: number): v
        (SELECT min(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'sending' AND next_attempt_at > ?2),
        (SELECT min(v) FROM (
           SELECT min(next_attempt_at) AS v FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'sending' AND next_attempt_at IS NOT NULL
-          UNION ALL SELECT min(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'pending' AND next_attempt_at IS NOT NULL)))
+          UNION ALL SELECT min(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'pending' AND next_attempt_at IS NOT NULL
+          UNION ALL SELECT ?2 WHERE EXISTS (SELECT 1 FROM webhook_events v WHERE v.account_id = webhook_endpoints.account_id AND v.seq > webhook_endpoints.cursor))))
      WHERE id = ?1`,
   ).run(endpointId, nowMs)
+}
+
+/** The newest event's position in the log: where a new endpoint starts reading. */
+export function lastEventSeq(db: Db): number {
+  return db.$client.query<{ seq: number }, []>('SELECT coalesce(max(seq), 0) AS seq FROM webhook_events').get()!.seq
 }
 
 /** Lowers endpoints' `next_due_at` to `atMs` (new deliveries are due then); never raises it. */

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { sqliteTable, text, integer, index } from 'drizzle-orm/sqlite-core'
+import { sqliteTable, text, integer, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { accounts } from '../accounts/account.table'
 
 /** A webhook endpoint: an https URL, the event types it wants, and its signing secret(s). */
@@ -24,6 +24,11 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
    * the due time of the oldest pending one; null when nothing is open. Never later than the truth.
    */
   nextDueAt: integer('next_due_at'),
+  /**
+   * The last webhook_events.seq this endpoint has taken up: events after it are still to be
+   * delivered (held while paused). A new endpoint starts at the newest event.
+   */
+  cursor: integer('cursor').notNull().default(0),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
   deletedAt: integer('deleted_at'),
@@ -34,8 +39,29 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
 ])
 
 /**
- * One event to one endpoint: the outbox row, written in the same transaction as the event.
- * Its id is the envelope id on every attempt, so receivers de-duplicate on it.
+ * The webhook outbox: each job event that some endpoint of its account subscribes to, written
+ * once in the event's own transaction, with the envelope's `data` ({ job, event }) as it was
+ * then. Endpoints read it in `seq` order after their cursor, so a job write costs one row here
+ * however many endpoints there are. Job links in `data` are sealed.
+ */
+export const webhookEvents = sqliteTable('webhook_events', {
+  seq: integer('seq').primaryKey({ autoIncrement: true }),
+  eventId: text('event_id').notNull(),
+  accountId: text('account_id').notNull(),
+  /** The job's site: endpoints made for some sites take only their jobs. */
+  siteId: text('site_id'),
+  type: text('type').notNull(),
+  data: text('data').notNull(),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [
+  uniqueIndex('webhook_events_event_uq').on(t.eventId),
+  index('webhook_events_account_seq_idx').on(t.accountId, t.seq),
+  index('webhook_events_created_idx').on(t.createdAt),
+])
+
+/**
+ * One event to one endpoint, made when the endpoint takes the event up (or a ping). Its id is
+ * the envelope id on every attempt, so receivers de-duplicate on it.
  */
 export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   id: text('id').primaryKey(),
@@ -43,10 +69,7 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   endpointId: text('endpoint_id').notNull(),
   eventId: text('event_id'),
   eventType: text('event_type').notNull(),
-  /**
-   * The envelope's `data` ({ job, event }) of a delivery that has no event (a ping). A job
-   * event's data is stored once, in webhook_event_payloads, however many endpoints get it.
-   */
+  /** The envelope's `data` of a delivery that has no event (a ping); a job event's is in webhook_events. */
   data: text('data'),
   /** pending | sending (leased: next_attempt_at is the lease expiry) | succeeded | failed | cancelled. */
   status: text('status').notNull(),
@@ -67,14 +90,6 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   index('webhook_deliveries_event_idx').on(t.eventId),
   index('webhook_deliveries_created_idx').on(t.createdAt),
 ])
-
-/** The envelope's `data` ({ job, event }) of a job event, as it was when the event happened: written once per event. */
-export const webhookEventPayloads = sqliteTable('webhook_event_payloads', {
-  eventId: text('event_id').primaryKey(),
-  accountId: text('account_id').notNull(),
-  data: text('data').notNull(),
-  createdAt: integer('created_at').notNull(),
-}, (t) => [index('webhook_event_payloads_created_idx').on(t.createdAt)])
 
 /**
  * Every attempt to deliver, as sent and as answered. The request body is not stored: it is the
