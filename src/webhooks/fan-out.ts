@@ -12,10 +12,18 @@ export function onDeliveriesQueued(wake: (endpointIds?: string[]) => void): void
   wakeScheduler = wake
 }
 
-/** Asks the scheduler for a pass (after a resume, say). */
-export function wakeDeliveries(): void {
+let endpointsVersion = 0
+/**
+ * Says endpoints changed (URL, secret, pause, resume, deletion; here or in another process):
+ * the scheduler reads them again before its next send, and takes a turn (a resume sends what
+ * was held).
+ */
+export function endpointsChanged(): void {
+  endpointsVersion++
   wakeScheduler()
 }
+/** Grows with every endpointsChanged(): the scheduler re-reads an endpoint when it moved. */
+export const endpointsSeen = () => endpointsVersion
 
 /** Tells whether an endpoint's subscription covers an event type. */
 export const subscribes = (events: string[], type: string) => events.includes('*') || events.includes(type)

@@ -7,7 +7,7 @@ import { newId } from '../platform/ids'
 import { checkHost, describeRefused, type AddressPolicy } from '../platform/net'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { mintSecret } from './signature'
-import { wakeDeliveries } from './fan-out'
+import { endpointsChanged } from './fan-out'
 import { countEndpoints, findEndpointOrThrow, lastEventSeq, refreshEndpointDue, type EndpointRow } from './webhook.queries'
 
 /** Live endpoints one account may have: enough for any integration, few enough that no tenant can weigh on the others. */
@@ -111,7 +111,7 @@ export async function updateEndpoint(
     if (next.status === 'active' && e.status !== 'active') refreshEndpointDue(deps.db, id, now)
     return { endpoint: next, secret }
   })
-  wakeDeliveries() // a resume sends held deliveries now; other changes take effect from the next pass
+  endpointsChanged() // the next send uses the new URL and secret; a resume sends what was held
   return result
 }
 
@@ -123,7 +123,7 @@ export function deleteEndpoint(deps: EndpointDeps, scope: AccountScope, id: stri
     deps.db.$client.query('UPDATE webhook_endpoints SET deleted_at = ?, next_due_at = NULL, updated_at = ? WHERE id = ?').run(now, now, id)
     // Open deliveries are cancelled; one in flight finishes, is logged, and stays cancelled.
     deps.db.$client.query("UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = ? WHERE endpoint_id = ? AND next_attempt_at IS NOT NULL").run(now, id)
-    queueMicrotask(wakeDeliveries)
+    queueMicrotask(endpointsChanged)
     return { ...e, deletedAt: now }
   })
 }

@@ -47,7 +47,7 @@ export function recordAttempt(
   db: Db,
   d: LeasedDelivery,
   r: AttemptResult,
-  opts: { nowMs: number; schedule: number[]; countsTowardPause: boolean; retries: boolean },
+  opts: { nowMs: number; schedule: number[]; countsTowardPause: boolean; retries: boolean; refreshDue?: boolean },
 ): { status: string; nextAttemptAt: number | null; paused: boolean; leaseHeld: boolean } {
   return inTransaction(db, () => {
     const attempt = d.attempts + 1
@@ -81,7 +81,8 @@ export function recordAttempt(
         }
       }
     }
-    refreshEndpointDue(db, d.endpointId, opts.nowMs)
+    // The scheduler sets the hint once per endpoint for a whole batch (refreshDue: false).
+    if (opts.refreshDue !== false) refreshEndpointDue(db, d.endpointId, opts.nowMs)
     return { status, nextAttemptAt: next, paused, leaseHeld: held }
   })
 }

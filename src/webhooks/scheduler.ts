@@ -2,7 +2,7 @@ import type { Db } from '../db/client'
 import { inTransaction } from '../db/client'
 import type { Clock } from '../platform/clock'
 import type { Logger } from '../platform/log'
-import { onDeliveriesQueued, subscribes } from './fan-out'
+import { endpointsSeen, onDeliveriesQueued, subscribes } from './fan-out'
 import { newId } from '../platform/ids'
 import { claimDelivery, recordAttempt, type LeasedDelivery } from './record-attempt'
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
@@ -31,7 +31,19 @@ export interface SchedulerDeps {
 /** A delivery this scheduler holds the lease on, with what its envelope needs. */
 interface Claimed { delivery: LeasedDelivery; createdAt: number; data: string; restore: { status: string; nextAttemptAt: number | null } }
 /** One endpoint being served: its claimed deliveries, sent one after the other, in order. */
-interface Lane { endpoint: EndpointRow; accountId: string; queue: Claimed[]; current: Claimed | null; failed: boolean; idleSince: number | null }
+interface Lane {
+  endpoint: EndpointRow
+  accountId: string
+  queue: Claimed[]
+  current: Claimed | null
+  /** endpointsSeen() when the endpoint was last read. */
+  seen: number
+  /** An attempt failed: the lane sends nothing more until that is recorded (the failure streak counts every attempt). */
+  failed: boolean
+  /** Finished attempts not recorded yet. */
+  unrecorded: number
+  idleSince: number | null
+}
 interface Finished { lane: Lane; claimed: Claimed; result: AttemptResult }
 type DueRow = Record<string, any>
 
@@ -51,8 +63,11 @@ const EVENTS_READ = 256
 
 /** Deliveries claimed for one endpoint at a time: sent back to back, recorded together. */
 const LANE_BATCH = 32
-/** Finished attempts are recorded, and new work for endpoints being served taken up, this often. */
+/** New work for endpoints being served is taken up, and dry lanes refilled, this often. */
 const FLUSH_MS = 25
+/** Finished attempts are recorded this often (or once this many wait, or at once after a failure). */
+const RECORD_MS = 100
+const RECORD_AT = 512
 /** A lane with nothing to send stays open this long (real time), so a busy endpoint's next events are batched too. */
 const LANE_IDLE_MS = 1_000
 
@@ -81,6 +96,7 @@ export class DeliveryScheduler {
   private timerAt: number | null = null
   private soonTimer: ReturnType<typeof setTimeout> | null = null
   private soonAt: number | null = null
+  private lastRecordAt = -Infinity
   private stopped = false
   private abort = new AbortController()
   private lanes = new Map<string, Lane>()
@@ -186,12 +202,19 @@ export class DeliveryScheduler {
   /** One turn: records finished attempts, refills and opens lanes, launches. Never throws. */
   private turn(): void {
     if (this.soonTimer) { clearTimeout(this.soonTimer); this.soonTimer = null; this.soonAt = null }
-    const batch = this.finished.splice(0)
+    // Attempts are recorded less often than lanes are refilled: each endpoint's history index
+    // gets one page written per record, however many of its attempts it holds. A failure, a big
+    // batch or a stop records at once.
+    const tick = performance.now()
+    const recordNow = this.stopped || this.finished.length >= RECORD_AT || tick - this.lastRecordAt >= RECORD_MS || this.finished.some((f) => !f.result.ok)
+    const batch = recordNow ? this.finished.splice(0) : []
+    if (recordNow) this.lastRecordAt = tick
     let more = false
     try {
       const now = this.deps.clock.now()
       inTransaction(this.deps.db, () => {
         for (const f of batch) this.record(f, now)
+        for (const id of new Set(batch.map((f) => f.claimed.delivery.endpointId))) refreshEndpointDue(this.deps.db, id, now)
         more = this.fillLanes(now)
       })
     } catch (err) {
@@ -201,14 +224,16 @@ export class DeliveryScheduler {
       this.armTimer(this.deps.clock.now() + 1000)
       return
     }
+    for (const f of batch) f.lane.unrecorded--
     for (const lane of this.lanes.values()) this.next(lane)
     if (more) this.wake()
+    else if (this.finished.length) this.soon(Math.max(0, this.lastRecordAt + RECORD_MS - performance.now()))
     this.armNext()
   }
 
   /** Records one finished attempt (inside the turn's transaction). */
   private record({ claimed, result }: Finished, now: number): void {
-    const outcome = recordAttempt(this.deps.db, claimed.delivery, result, { nowMs: now, schedule: this.deps.schedule, countsTowardPause: true, retries: true })
+    const outcome = recordAttempt(this.deps.db, claimed.delivery, result, { nowMs: now, schedule: this.deps.schedule, countsTowardPause: true, retries: true, refreshDue: false })
     if (outcome.paused) this.deps.logger.warn({ endpoint_id: claimed.delivery.endpointId }, 'webhook endpoint paused after repeated failures')
     if (!outcome.leaseHeld) this.deps.logger.warn({ delivery_id: claimed.delivery.id }, 'a webhook attempt outlived its lease; the attempt is logged, the delivery left to whoever took it over')
   }
@@ -276,7 +301,7 @@ export class DeliveryScheduler {
   private fillLanes(now: number): boolean {
     const tick = performance.now()
     for (const [id, lane] of this.lanes) {
-      if (lane.current) continue
+      if (lane.current || (lane.failed && lane.unrecorded > 0)) continue
       if (lane.failed || this.stopped) { this.handBack(lane.queue.splice(0), now); lane.failed = false }
       // Only an endpoint with something due is asked for more (its hint is read fresh).
       const live = !this.stopped && this.liveEndpoint(lane)
@@ -316,7 +341,7 @@ export class DeliveryScheduler {
           const idle = [...this.lanes].find(([, l]) => !this.busy(l))
           if (idle) { this.lanes.delete(idle[0]); refreshEndpointDue(this.deps.db, idle[0], now) }
         }
-        this.lanes.set(r.id, { endpoint, accountId, queue: claimed, current: null, failed: false, idleSince: null })
+        this.lanes.set(r.id, { endpoint, accountId, queue: claimed, current: null, seen: endpointsSeen(), failed: false, unrecorded: 0, idleSince: null })
         perAccount.set(accountId, (perAccount.get(accountId) ?? 0) + 1)
         opened++
       }
@@ -326,6 +351,7 @@ export class DeliveryScheduler {
 
   /** Re-reads a lane's endpoint (a new URL or secret applies from the next send); false when it is no longer active. */
   private liveEndpoint(lane: Lane): boolean {
+    lane.seen = endpointsSeen()
     const raw = this.endpointById.get(lane.endpoint.id)
     if (raw) lane.endpoint = toEndpointRow(raw)
     return !!raw && lane.endpoint.status === 'active' && lane.endpoint.deletedAt === null
@@ -335,7 +361,7 @@ export class DeliveryScheduler {
   private next(lane: Lane): void {
     if (lane.current || lane.failed || this.stopped || !lane.queue.length) return
     // Paused or deleted meanwhile: what is left goes back at the next turn.
-    if (!this.liveEndpoint(lane)) { lane.failed = true; this.wake(); return }
+    if (lane.seen !== endpointsSeen() && !this.liveEndpoint(lane)) { lane.failed = true; this.wake(); return }
     const claimed = lane.queue.shift()!
     lane.current = claimed
     const d = claimed.delivery
@@ -350,11 +376,12 @@ export class DeliveryScheduler {
         if (this.abort.signal.aborted) return
         lane.current = null
         this.finished.push({ lane, claimed, result })
+        lane.unrecorded++
         if (!result.ok) lane.failed = true
         this.next(lane)
-        // Results are recorded, and lanes that ran dry refilled, in batches every FLUSH_MS: one
-        // transaction then covers many endpoints' pages. A big batch goes at once.
-        this.soon(this.finished.length >= 256 ? 0 : FLUSH_MS)
+        // A failure is recorded at once (it stops the lane); otherwise results wait for a batch,
+        // and a lane that ran dry is refilled within FLUSH_MS.
+        this.soon(!result.ok || this.finished.length >= RECORD_AT ? 0 : FLUSH_MS)
       })
     this.work.add(work)
     void work.finally(() => this.work.delete(work))
@@ -395,7 +422,9 @@ export class DeliveryScheduler {
     try {
       const now = this.deps.clock.now()
       inTransaction(this.deps.db, () => {
-        for (const f of this.finished.splice(0)) this.record(f, now)
+        const last = this.finished.splice(0)
+        for (const f of last) this.record(f, now)
+        for (const id of new Set(last.map((f) => f.claimed.delivery.endpointId))) refreshEndpointDue(this.deps.db, id, now)
         for (const lane of this.lanes.values()) this.handBack([...(lane.current ? [lane.current] : []), ...lane.queue], now)
       })
       this.lanes.clear()
