@@ -210,21 +210,25 @@ export class DeliveryScheduler {
     const batch = recordNow ? this.finished.splice(0) : []
     if (recordNow) this.lastRecordAt = tick
     let more = false
+    let counted = false
     try {
       const now = this.deps.clock.now()
       inTransaction(this.deps.db, () => {
         for (const f of batch) this.record(f, now)
         for (const id of new Set(batch.map((f) => f.claimed.delivery.endpointId))) refreshEndpointDue(this.deps.db, id, now)
+        // Recorded (if the transaction commits): a lane stopped by a failure may go on.
+        for (const f of batch) f.lane.unrecorded--
+        counted = true
         more = this.fillLanes(now)
       })
     } catch (err) {
       // Keep the results (their deliveries stay leased) and try again shortly.
+      if (counted) for (const f of batch) f.lane.unrecorded++
       this.finished.unshift(...batch)
       this.deps.logger.error({ err }, 'webhook scheduler turn failed; retrying in 1 s')
       this.armTimer(this.deps.clock.now() + 1000)
       return
     }
-    for (const f of batch) f.lane.unrecorded--
     for (const lane of this.lanes.values()) this.next(lane)
     if (more) this.wake()
     else if (this.finished.length) this.soon(Math.max(0, this.lastRecordAt + RECORD_MS - performance.now()))
