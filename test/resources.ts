@@ -14,7 +14,7 @@ export const CLOSED_TARGET = 'https://127.0.0.1:9/hook'
 export type ResourceIds = Record<string, string>
 
 /** Makes a job, a unit, a webhook endpoint and a delivery for the key's account. Needs TOWLINE_WEBHOOK_ALLOW_PRIVATE=1. */
-export async function makeResources(api: TestApi, key: string, accountId: string, name: string): Promise<ResourceIds> {
+export async function makeResources(api: TestApi, key: string, accountId: string, name: string, opts: { siteIds?: string[] } = {}): Promise<ResourceIds> {
   const send = async (method: string, path: string, body: unknown) => {
     const res = await api.request(method, `/api/v1${path}`, { key, body })
     const json: any = await res.json()
@@ -23,7 +23,7 @@ export async function makeResources(api: TestApi, key: string, accountId: string
   }
   const endpoint = await send('POST', '/webhooks', { url: CLOSED_TARGET, events: ['*'], description: name })
   const job = await send('POST', '/jobs', { customer: { name: `${name} customer` }, pickup: { location: `${name} yard` }, external_ref: `${name}-1` })
-  const unit = addUnit(api.db, api.clock, { accountId, name: `${name} truck` })
+  const unit = addUnit(api.db, api.clock, { accountId, name: `${name} truck`, siteIds: opts.siteIds })
   // A delivery to name: the endpoint's test ping (job events become deliveries when the scheduler takes them up).
   const ping = await api.request('POST', `/api/v1/webhooks/${endpoint.id}/test`, { key })
   const delivery = ((await ping.json()) as { delivery_id?: string }).delivery_id
