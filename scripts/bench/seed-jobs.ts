@@ -10,7 +10,8 @@
  * the seed time (with jitter), ids time-sortable like the service's, updated a few minutes to
  * hours after creation (1% updated weeks later: ratings, archives, reopens), a realistic status
  * mix (finished for everything older than a day), valid JSON in customer/vehicle/pickup/
- * milestones, a unique tracking_token, units on every job that needs one (20 units seeded).
+ * milestones, a unique tracking link (stored as the service stores it: hash and sealed copy),
+ * units on every job that needs one (20 units seeded).
  * Not seeded: job_events, texts, notes (the list query does not read them).
  */
 import { Database } from 'bun:sqlite'
@@ -18,9 +19,10 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, s
 import { join } from 'node:path'
 import type { BenchContext } from './lib'
 import { createBenchKey } from './frame'
+import { hashToken, loadKeyFile, seal } from '../../src/platform/sealed'
 
 /** Bump when the seeded data changes shape, so cached files from older versions are not used. */
-const SEED_VERSION = 2
+const SEED_VERSION = 3
 const DAY = 86_400_000
 const BASE32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
@@ -77,11 +79,14 @@ export async function seededJobsDb(ctx: BenchContext, count: number, years: numb
     const site = db.query<{ id: string }, [string]>('SELECT id FROM sites WHERE account_id = ? ORDER BY created_at, id LIMIT 1').get(account.id)
     if (!site) throw new Error('seed: the default account has no site')
     const anchorMs = Date.now()
-    insertJobs(db, { accountId: account.id, siteId: site.id, count, years, anchorMs, log: ctx.log })
+    // Links are stored as the service stores them: a hash and a copy sealed with the file's link key.
+    const { key } = loadKeyFile(`${building}.key`, { create: false })
+    insertJobs(db, { accountId: account.id, siteId: site.id, count, years, anchorMs, log: ctx.log, key })
   } finally {
     db.close()
   }
   renameSync(building, path)
+  renameSync(`${building}.key`, `${path}.key`)
   const info = readSeedInfo(path)
   if (!info) throw new Error(`seed: ${path} has no jobs after seeding`)
   return { path, ...info, seedSeconds: (performance.now() - started) / 1000, cached: false }
@@ -101,9 +106,10 @@ function readSeedInfo(path: string): Omit<SeededDb, 'path' | 'seedSeconds' | 'ca
   }
 }
 
-/** Copies a seeded file (main file only: it is checkpointed, no WAL) to `dest`. */
+/** Copies a seeded file (main file only: it is checkpointed, no WAL) and its link key to `dest`. */
 export function copySeeded(seed: SeededDb, dest: string): void {
   copyFileSync(seed.path, dest)
+  copyFileSync(`${seed.path}.key`, `${dest}.key`)
 }
 
 /** The size of a file in MB. */
@@ -118,6 +124,8 @@ interface InsertPlan {
   years: number
   anchorMs: number
   log: (message: string) => void
+  /** The link key tokens are sealed with. */
+  key: Buffer
 }
 
 const FIRST = ['Ann', 'Bob', 'Carla', 'Dev', 'Elena', 'Frank', 'Grace', 'Hiro', 'Ines', 'Jamal', 'Kim', 'Luis', 'Maya', 'Noor', 'Omar', 'Priya']
@@ -149,12 +157,12 @@ function insertJobs(db: Database, plan: InsertPlan): void {
   // Units (20), so jobs that need one have one and the list's unit lookup does real work.
   const unitIds: string[] = []
   const start = plan.anchorMs - plan.years * 365 * DAY
-  const insertUnit = db.prepare('INSERT INTO units (id, account_id, site_id, name, driver_name, driver_phone, device_id, off_duty, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)')
+  const insertUnit = db.prepare('INSERT INTO units (id, account_id, site_ids, name, driver_name, driver_phone, device_id, off_duty, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, 0, ?, ?)')
   db.transaction(() => {
     for (let u = 1; u <= 20; u++) {
       const id = idAt('unit', start - DAY + u)
       unitIds.push(id)
-      insertUnit.run(id, plan.accountId, plan.siteId, `Truck ${u}`, `${pick(FIRST)} ${pick(LAST)}`, `+1555300${String(1000 + u)}`, `dev-${u}-${token(8, BASE62)}`, start - DAY, start - DAY)
+      insertUnit.run(id, plan.accountId, `Truck ${u}`, `${pick(FIRST)} ${pick(LAST)}`, `+1555300${String(1000 + u)}`, `dev-${u}-${token(8, BASE62)}`, start - DAY, start - DAY)
     }
   })()
 
@@ -163,8 +171,9 @@ function insertJobs(db: Database, plan: InsertPlan): void {
 
   const insert = db.prepare(`INSERT INTO jobs (id, account_id, site_id, external_ref, source, payer_type, service_type, urgency, customer, vehicle, pickup,
     destination, status, cancel_reason, rating, rating_comment, rated_at, reopen_count, eta_at, quote_cents, final_price_cents, payment_method, unit_id,
-    tracking_token, driver_token, milestones, event_seq, imported, archived_at, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    tracking_token_hash, tracking_token_sealed, driver_token_hash, driver_token_sealed, milestones, event_seq, imported, archived_at, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+  const link = (t: string | null) => (t === null ? [null, null] : [hashToken(t), seal(plan.key, t)])
   const span = plan.anchorMs - start
   const step = span / plan.count
   const batch = 100_000
@@ -216,7 +225,7 @@ function insertJobs(db: Database, plan: InsertPlan): void {
           status === 'cancelled' ? 'Customer found another ride' : null, rating, null, ratedAt, 0, null,
           rnd() < 0.6 ? 5000 + Math.floor(rnd() * 30000) : null, status === 'completed' ? 7500 + Math.floor(rnd() * 30000) : null,
           status === 'completed' ? (payer === 'cash' ? 'cash' : 'card') : null, unitId,
-          token(24, BASE62), unitId ? token(24, BASE62) : null, JSON.stringify(milestones), 1 + Object.keys(milestones).length, 0, archivedAt, createdAt, updatedAt,
+          ...link(token(24, BASE62)), ...link(unitId ? token(24, BASE62) : null), JSON.stringify(milestones), 1 + Object.keys(milestones).length, 0, archivedAt, createdAt, updatedAt,
         )
       }
     })()

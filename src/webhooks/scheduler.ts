@@ -73,18 +73,19 @@ const LANE_IDLE_MS = 1_000
 
 /**
  * Sends webhook deliveries in the background of `towline serve`.
- * - One query finds the active endpoints that have a delivery due (`next_due_at`, kept with
- *   the deliveries in the same transactions). Nothing is read per quiet endpoint, so 50,000 of
- *   them cost nothing.
+ * - One query finds the active endpoints with something due (`next_due_at`, kept in the same
+ *   transactions as what makes it due): events after the endpoint's cursor in the event log,
+ *   retries whose time has come, leases that ran out. Nothing is read per quiet endpoint, so
+ *   50,000 of them cost nothing.
  * - A slot serves one endpoint (a lane): up to 32 of its oldest due deliveries are claimed at
- *   once (`sending`, with a lease and its owner, in the database) and sent one after the other,
- *   so each endpoint gets its deliveries in order and never two at once, from any process.
- *   Attempts are recorded in one transaction every few milliseconds, which also refills lanes
- *   and opens new ones: the disk sees a few pages per batch, not per delivery. A failure stops
- *   the lane until it is recorded (the streak that pauses an endpoint counts every attempt), and
- *   its unsent deliveries go back to the queue.
- * - Slots are shared fairly: at most `global` lanes, at most `perAccount` for one account, and
- *   free slots go round the accounts that wait, so one tenant's black-holed endpoints never
+ *   once (`sending`, with a lease and its owner; deliveries for new events are made here, and
+ *   the cursor moves past them, in the same transaction) and sent one after the other, so each
+ *   endpoint gets its deliveries in order and never two at once, from any process. Lanes are
+ *   refilled every 25 ms and attempts recorded every 100 ms (at once after a failure): the disk
+ *   sees a few pages per batch, not per delivery. A failure stops the lane until it is recorded
+ *   (the streak that pauses an endpoint counts every attempt), and its unsent deliveries go back.
+ * - Slots are shared fairly: at most `global` busy lanes, at most `perAccount` for one account,
+ *   and free slots go round the accounts that wait, so one tenant's black-holed endpoints never
  *   hold up another's deliveries.
  * - A lease left by a crash runs out and the delivery is taken again (same id: at least once);
  *   a restart on the same machine takes back a dead predecessor's leases at once.
@@ -274,7 +275,8 @@ export class DeliveryScheduler {
     const claimed: Claimed[] = []
     for (const r of rows) {
       const got = claimDelivery(this.deps.db, r.id, now, lease, true, this.owner)
-      if (!got) return this.settleClaims(endpoint, claimed, now) // someone else is serving this endpoint now: keep the order, stop here
+      // Someone else is serving this endpoint now: keep the order, stop here.
+      if (!got) { refreshEndpointDue(this.deps.db, endpoint.id, now); return claimed }
       claimed.push({
         delivery: { id: r.id, endpointId: endpoint.id, eventType: r.event_type, attempts: got.attempts, firstAttemptAt: got.firstAttemptAt, lease },
         createdAt: r.created_at, data: openLinksIn(this.deps.links, r.data),
@@ -293,10 +295,6 @@ export class DeliveryScheduler {
       })
     }
     if (moved !== cursor) this.moveCursor.run(moved, endpoint.id)
-    return this.settleClaims(endpoint, claimed, now)
-  }
-
-  private settleClaims(endpoint: EndpointRow, claimed: Claimed[], now: number): Claimed[] {
     refreshEndpointDue(this.deps.db, endpoint.id, now)
     return claimed
   }
