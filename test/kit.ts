@@ -93,3 +93,12 @@ export async function expectError(res: Response, status: number, code: string) {
   expect(body.error.details.database_message).toBe(body.error.message)
   return body.error as { code: string; message: string; details: Record<string, any> }
 }
+
+/** Waits until `cond` holds (polling every few ms), or throws after `ms`: tests wait for events, never sleep through time. */
+export async function until(cond: () => boolean | Promise<boolean>, ms = 8000, what = 'condition'): Promise<void> {
+  const end = Date.now() + ms
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`${what} not met in time`)
+    await Bun.sleep(5)
+  }
+}

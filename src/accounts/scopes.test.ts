@@ -22,41 +22,44 @@ describe('scopes', () => {
   })
 })
 
+/**
+ * Runs the shared isolation check for `mine` (a key holding every scope) against resources made
+ * by `theirs`, and checks nothing was written.
+ */
+async function checkIsolation(iso: TestApi, mine: string, own: Record<string, string>, theirs: Record<string, string>) {
+  const before = databaseFingerprint(iso.db)
+  const doc = await (await iso.request('GET', '/api/v1/openapi.json')).json()
+  await checkOtherAccountsLookUnknown(doc,
+    (method, path, body) => iso.request(method, path, { key: mine, body }),
+    { own, theirs, kindOf, unknownIdOf: (kind) => unknownIdOf(kind, theirs) },
+    (method, path) => validBodyFor(method, path, own))
+  expect(databaseFingerprint(iso.db)).toEqual(before)
+}
+const isolated = () => startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1', TOWLINE_RATE_LIMIT_WRITES: '100000', TOWLINE_RATE_LIMIT_READS: '100000' })
+
 describe('isolation', () => {
   test("every operation with a path id answers another account's resource exactly as an unknown id, and changes nothing", async () => {
-    const iso = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1', TOWLINE_RATE_LIMIT_WRITES: '100000', TOWLINE_RATE_LIMIT_READS: '100000' })
+    const iso = isolated()
     try {
       const mine = iso.key('all')
       const rival = iso.account('Rival Towing')
       const own = await makeResources(iso, mine, iso.accountId, 'mine')
       const theirs = await makeResources(iso, iso.key('all', { accountId: rival }), rival, 'theirs')
-      const before = databaseFingerprint(iso.db)
-      const doc = await (await iso.request('GET', '/api/v1/openapi.json')).json()
-      await checkOtherAccountsLookUnknown(doc,
-        (method, path, body) => iso.request(method, path, { key: mine, body }),
-        { own, theirs, kindOf, unknownIdOf: (kind) => unknownIdOf(kind, theirs) },
-        (method, path) => validBodyFor(method, path, own))
-      expect(databaseFingerprint(iso.db)).toEqual(before)
+      await checkIsolation(iso, mine, own, theirs)
     } finally {
       iso.close()
     }
   })
 
   test("every operation with a path id answers another site's resource exactly as an unknown id to a key limited to its site, and changes nothing", async () => {
-    const iso = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1', TOWLINE_RATE_LIMIT_WRITES: '100000', TOWLINE_RATE_LIMIT_READS: '100000' })
+    const iso = isolated()
     try {
       const north = (iso.db.$client.query('SELECT id FROM sites WHERE account_id = ?').get(iso.accountId) as { id: string }).id
       const south = addSite(iso.db, iso.clock, { accountId: iso.accountId, name: 'South yard' }).id
       const mine = iso.key('all', { sites: [north] })
       const own = await makeResources(iso, mine, iso.accountId, 'north', { siteIds: [north] })
       const theirs = await makeResources(iso, iso.key('all', { sites: [south] }), iso.accountId, 'south', { siteIds: [south] })
-      const before = databaseFingerprint(iso.db)
-      const doc = await (await iso.request('GET', '/api/v1/openapi.json')).json()
-      await checkOtherAccountsLookUnknown(doc,
-        (method, path, body) => iso.request(method, path, { key: mine, body }),
-        { own, theirs, kindOf, unknownIdOf: (kind) => unknownIdOf(kind, theirs) },
-        (method, path) => validBodyFor(method, path, own))
-      expect(databaseFingerprint(iso.db)).toEqual(before)
+      await checkIsolation(iso, mine, own, theirs)
     } finally {
       iso.close()
     }

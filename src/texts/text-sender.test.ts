@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createLogger } from '../platform/log'
-import { startTestApi, type TestApi } from '../../test/kit'
+import { startTestApi, until, type TestApi } from '../../test/kit'
 import { startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN, type Answer } from '../../test/twilio-standin'
 import { logProvider, twilioProvider } from './providers'
 import { TextSender, type TextSenderDeps } from './text-sender'
@@ -33,10 +33,6 @@ function sender(over: Partial<TextSenderDeps> = {}) {
   senders.push(s)
   onTextsQueued(() => s.wake())
   return s
-}
-async function until(cond: () => boolean, ms = 8000) {
-  const end = Date.now() + ms
-  while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await Bun.sleep(5) }
 }
 async function call(key: string, method: string, path: string, body?: unknown) {
   const res = await api.request(method, `/api/v1${path}`, { key, body })

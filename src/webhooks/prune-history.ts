@@ -21,6 +21,16 @@ export async function pruneWebhookHistory(db: Db, clock: Clock, keepMs: number, 
   const cutoff = clock.now() - keepMs
   const out: PruneResult = { attempts: 0, deliveries: 0, events: 0 }
   const sql = db.$client
+  /** Runs a batched DELETE until it deletes fewer than BATCH rows, pausing between batches; returns the rows deleted. */
+  const drain = async (del: { run(...args: any[]): { changes: number } }, ...args: (string | number)[]) => {
+    let total = 0
+    for (;;) {
+      const n = del.run(...args, BATCH).changes
+      total += n
+      if (n < BATCH) return total
+      await pause()
+    }
+  }
   const endpoints = sql.query<{ endpoint_id: string }, [number]>('SELECT DISTINCT endpoint_id FROM webhook_attempts WHERE created_at < ?').all(cutoff)
   // Beyond each endpoint's newest 100 (ties broken by rowid, as the listing does), and older than the window.
   const dropAttempts = sql.query<unknown, [string, number, number, number]>(
@@ -28,25 +38,13 @@ export async function pruneWebhookHistory(db: Db, clock: Clock, keepMs: number, 
        SELECT rowid FROM (SELECT rowid, created_at FROM webhook_attempts WHERE endpoint_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?2)
         WHERE created_at < ?3 LIMIT ?4)`,
   )
-  for (const { endpoint_id } of endpoints) {
-    for (;;) {
-      const n = dropAttempts.run(endpoint_id, KEEP_ATTEMPTS_PER_ENDPOINT, cutoff, BATCH).changes
-      out.attempts += n
-      if (n < BATCH) break
-      await pause()
-    }
-  }
+  for (const { endpoint_id } of endpoints) out.attempts += await drain(dropAttempts, endpoint_id, KEEP_ATTEMPTS_PER_ENDPOINT, cutoff)
   const dropDeliveries = sql.query<unknown, [number, number]>(
     `DELETE FROM webhook_deliveries WHERE rowid IN (
        SELECT d.rowid FROM webhook_deliveries d WHERE d.created_at < ? AND d.status IN ('succeeded', 'failed', 'cancelled')
           AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id) ORDER BY d.created_at LIMIT ?)`,
   )
-  for (;;) {
-    const n = dropDeliveries.run(cutoff, BATCH).changes
-    out.deliveries += n
-    if (n < BATCH) break
-    await pause()
-  }
+  out.deliveries = await drain(dropDeliveries, cutoff)
   // Events every live endpoint of the account has taken up (a paused one holds what is after its
   // cursor) and no delivery refers to.
   const dropEvents = sql.query<unknown, [number, number]>(
@@ -55,11 +53,6 @@ export async function pruneWebhookHistory(db: Db, clock: Clock, keepMs: number, 
           AND v.seq <= coalesce((SELECT min(e.cursor) FROM webhook_endpoints e WHERE e.account_id = v.account_id AND e.deleted_at IS NULL), v.seq)
           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = v.event_id) ORDER BY v.created_at LIMIT ?)`,
   )
-  for (;;) {
-    const n = dropEvents.run(cutoff, BATCH).changes
-    out.events += n
-    if (n < BATCH) break
-    await pause()
-  }
+  out.events = await drain(dropEvents, cutoff)
   return out
 }

@@ -9,7 +9,7 @@ import { hostname } from 'node:os'
 import pino from 'pino'
 import { openDatabase, closeDatabase } from '../db/client'
 import { createLogger } from '../platform/log'
-import { expectError, startTestApi, type TestApi } from '../../test/kit'
+import { expectError, startTestApi, until, type TestApi } from '../../test/kit'
 import { makeTestCa, startReceiver, type Behaviour, type Received } from '../../test/https-receiver'
 import { DeliveryScheduler, DUE_ENDPOINTS_SQL, type SchedulerDeps } from './scheduler'
 import { pruneWebhookHistory } from './prune-history'
@@ -34,10 +34,6 @@ function scheduler(over: Partial<SchedulerDeps> = {}) {
   const s = new DeliveryScheduler({ db: api.db, clock: api.clock, logger, schedule: SCHEDULE, send: { timeoutMs: 5_000, allowPrivate: true, tls: { ca: ca.ca } }, owner: 'test-host:1', links: api.links, ...over })
   schedulers.push(s)
   return s
-}
-async function until(cond: () => boolean, ms = 8000) {
-  const end = Date.now() + ms
-  while (!cond()) { if (Date.now() > end) throw new Error('condition not met in time'); await Bun.sleep(5) }
 }
 async function call(key: string, method: string, path: string, body?: unknown) {
   const res = await api.request(method, `/api/v1${path}`, { key, body })
