@@ -66,6 +66,20 @@ describe('order', () => {
   })
 })
 
+describe('sending numbers', () => {
+  test("texts of two accounts to one number, sent in one run, each go out from their own account's number", async () => {
+    api = startTestApi()
+    const bay = api.account('Bay Towing')
+    api.db.$client.run("UPDATE accounts SET sms_from = '+15035550777' WHERE id = ?", [bay])
+    const mine = (await call(api.key('all'), 'POST', '/jobs', { customer: { name: 'Ro', phone: '503-555-0188', sms_consent: true }, pickup: { location: 'x' } })).body
+    const theirs = (await call(api.key('all', { accountId: bay }), 'POST', '/jobs', { customer: { name: 'Ro', phone: '503-555-0188', sms_consent: true }, pickup: { location: 'y' } })).body
+    // Both are queued before the sender starts: one pass takes them as one run of that number.
+    sender().start()
+    await until(() => textRows(mine.id)[0].status === 'sent' && textRows(theirs.id)[0].status === 'sent')
+    expect(twilio.messages.filter((m) => m.to === '+15035550188').map((m) => [m.body.split(':')[0], m.from])).toEqual([['My towing company', TWILIO_FROM], ['Bay Towing', '+15035550777']])
+  })
+})
+
 describe('leases', () => {
   test('a text another process was sending when it died is settled while the sender runs: found at Twilio, or sent once', async () => {
     api = startTestApi()

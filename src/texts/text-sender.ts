@@ -147,7 +147,12 @@ export class TextSender {
   private async sendRun(run: TextRow[]): Promise<void> {
     const now = this.deps.clock.now()
     const lease = now + this.leaseMs * run.length
-    const from = this.q<{ sms_from: string | null }>('SELECT sms_from FROM accounts WHERE id = ?').get(run[0]!.account_id)?.sms_from ?? null
+    // Each text goes out from its own account's number (one number's run can hold texts of several accounts).
+    const fromOf = new Map<string, string | null>()
+    const from = (t: TextRow) => {
+      if (!fromOf.has(t.account_id)) fromOf.set(t.account_id, this.q<{ sms_from: string | null }>('SELECT sms_from FROM accounts WHERE id = ?').get(t.account_id)?.sms_from ?? null)
+      return fromOf.get(t.account_id)!
+    }
     const claimed: TextRow[] = inTransaction(this.deps.db, () => {
       const taken: TextRow[] = []
       for (const t of run) {
@@ -158,7 +163,7 @@ export class TextSender {
         }
         const got = this.q(
           "UPDATE texts SET status = 'sending', sending_at = ?, next_attempt_at = ?, lease_owner = ?, attempts = attempts + 1, provider = ?, from_number = ?, updated_at = ? WHERE id = ? AND status = 'queued' AND next_attempt_at = ?",
-        ).run(now, lease, this.owner, this.deps.provider.name, from ?? this.deps.provider.defaultFrom, now, t.id, t.next_attempt_at)
+        ).run(now, lease, this.owner, this.deps.provider.name, from(t) ?? this.deps.provider.defaultFrom, now, t.id, t.next_attempt_at)
         if (got.changes === 0) break // taken by someone else: the rest wait behind it
         taken.push(t)
       }
@@ -179,7 +184,7 @@ export class TextSender {
       for (; i < claimed.length && !this.stopped; i++) {
         const t = claimed[i]!
         try {
-          const sent = await this.deps.provider.send({ textId: t.id, to: t.to_phone, body: openLinksIn(this.deps.links, t.body), from })
+          const sent = await this.deps.provider.send({ textId: t.id, to: t.to_phone, body: openLinksIn(this.deps.links, t.body), from: from(t) })
           const at = this.deps.clock.now()
           outcomes.push(() => this.q(`UPDATE texts SET status = 'sent', provider_message_id = ?, error = NULL, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(sent.id, at, t.id, lease))
         } catch (err) {
