@@ -40,15 +40,21 @@ export interface AppDeps {
 export function createApp(deps: AppDeps) {
   const authorize = createAuthorizer(deps)
   const auth = authPlugin(authorize)
-  // Scope of each route, read from the routes themselves once they are all registered.
-  let scopes: Map<string, Scope> | undefined
-  const scopeOf = (method: string, route: string) => {
-    scopes ??= new Map((app.routes as any[]).filter((r) => r.hooks?.detail?.['x-required-scope']).map((r) => [`${r.method} ${r.path}`, r.hooks.detail['x-required-scope']]))
-    return scopes.get(`${method} ${route}`)
+  // Scope and input checks of each route (by path, then method), read from the routes themselves
+  // once they are all registered: one lookup per request, no key strings built on the hot path.
+  let byRoute: Map<string, Map<string, { scope?: Scope; checkers?: RouteCheckers }>> | undefined
+  const routeInfo = (method: string, route: string) => {
+    if (!byRoute) {
+      byRoute = new Map()
+      const checkers = compileRouteCheckers(app.routes)
+      for (const r of app.routes as any[]) {
+        const methods = byRoute.get(r.path) ?? new Map()
+        methods.set(r.method, { scope: r.hooks?.detail?.['x-required-scope'], checkers: checkers.get(`${r.method} ${r.path}`) })
+        byRoute.set(r.path, methods)
+      }
+    }
+    return byRoute.get(route)?.get(method)
   }
-  // Input checks of each route, compiled once from the routes' own schemas.
-  let checkers: Map<string, RouteCheckers> | undefined
-  const checkersOf = (method: string, route: string) => (checkers ??= compileRouteCheckers(app.routes)).get(`${method} ${route}`)
   let app: any
   // normalize: false makes unknown fields a 422 instead of silently stripping them; no t.Transform
   // schemas are used, so the per-response encode pass is skipped.
@@ -57,10 +63,10 @@ export function createApp(deps: AppDeps) {
       logger: deps.logger,
       maxBodyBytes: deps.config.maxBodyBytes,
       beforeBody: (request, route) => {
-        const scope = scopeOf(request.method, route)
+        const scope = routeInfo(request.method, route)?.scope
         if (scope) authorize(request, route, scope)
       },
-      checkersOf,
+      checkersOf: (method, route) => routeInfo(method, route)?.checkers,
     }))
     .use(healthRoutes({ databaseAnswers: databasePinger(deps.db), isDraining: deps.isDraining }))
     .use(docsRoutes(() => buildOpenApiDocument(app, { version: VERSION, publicUrl: `${deps.config.publicUrl}/api/v1` })))
