@@ -98,6 +98,7 @@ export class DeliveryScheduler {
   private soonTimer: ReturnType<typeof setTimeout> | null = null
   private soonAt: number | null = null
   private lastRecordAt = -Infinity
+  private lastTurnAt = -Infinity
   private stopped = false
   private abort = new AbortController()
   private lanes = new Map<string, Lane>()
@@ -179,7 +180,9 @@ export class DeliveryScheduler {
    * each cost a transaction; an endpoint without one is served at once.
    */
   private queued(endpointIds: string[] | undefined): void {
-    if (endpointIds && endpointIds.every((id) => this.lanes.has(id))) this.soon(FLUSH_MS)
+    // At most one turn every FLUSH_MS for work the open lanes take up: at once when the last turn
+    // was longer ago (a quiet endpoint's event goes out immediately), else at the end of it.
+    if (endpointIds && endpointIds.every((id) => this.lanes.has(id))) this.soon(Math.max(0, this.lastTurnAt + FLUSH_MS - performance.now()))
     else this.wake()
   }
 
@@ -203,6 +206,7 @@ export class DeliveryScheduler {
   /** One turn: records finished attempts, refills and opens lanes, launches. Never throws. */
   private turn(): void {
     if (this.soonTimer) { clearTimeout(this.soonTimer); this.soonTimer = null; this.soonAt = null }
+    this.lastTurnAt = performance.now()
     // Attempts are recorded less often than lanes are refilled: each endpoint's history index
     // gets one page written per record, however many of its attempts it holds. A failure, a big
     // batch or a stop records at once.
