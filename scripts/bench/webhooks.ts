@@ -266,7 +266,31 @@ async function paceCreates(t: Towline, rate: number, seconds: number, tag: strin
 
 interface FanOutResult { endpoints: number; arrivalRate: number; needed: number; drained: boolean }
 
-async function fanOut(ctx: BenchContext, certs: Certs, receiver: Receiver, endpoints: number): Promise<FanOutResult> {
+/** Bytes one job write costs on its own (no endpoints), to write() and to disk. */
+interface JobWriteCost { written: number; toDisk: number }
+
+/**
+ * The same paced writes with no endpoint: what each job's own commit writes (its row, indexes,
+ * timeline, WAL checkpoints). Fan-out figures subtract it to show what a delivery adds.
+ */
+async function jobWriteCost(ctx: BenchContext, certs: Certs, receiver: Receiver): Promise<JobWriteCost | undefined> {
+  const t = await freshTowline(ctx, 'jobs-only', certs, receiver, 0)
+  await createJob(t, 'jobs-only-warm')
+  const pid = t.server.proc.pid
+  const before = ioBytes(pid)
+  const { created } = await paceCreates(t, WRITE_RATE, ctx.settings.seconds, 'jobs-only')
+  await Bun.sleep(200)
+  const after = ioBytes(pid)
+  await stopTowline(ctx, t)
+  const ok = created.filter((c) => c.status === 201).length
+  if (!before || !after || ok === 0) return undefined
+  const cost = { written: (after.written - before.written) / ok, toDisk: (after.toDisk - before.toDisk) / ok }
+  ctx.log(`no endpoints: ${ok} jobs at ${WRITE_RATE}/s; each job's own write ${fmt(cost.written / 1000, 1)} KB to write(), ${fmt(cost.toDisk / 1000, 1)} KB to disk`)
+  ctx.record({ metric: `no endpoints: one job's own write (to write() / to disk)`, value: `${fmt(cost.written / 1000, 1)} KB / ${fmt(cost.toDisk / 1000, 1)} KB`, target: '', pass: null })
+  return cost
+}
+
+async function fanOut(ctx: BenchContext, certs: Certs, receiver: Receiver, endpoints: number, jobCost?: JobWriteCost): Promise<FanOutResult> {
   const label = `${endpoints} endpoint${endpoints === 1 ? '' : 's'}`
   const profiling = profileCommand()
   const t = await freshTowline(ctx, `fanout-${endpoints}`, certs, receiver, endpoints, profiling)
@@ -325,6 +349,19 @@ async function fanOut(ctx: BenchContext, certs: Certs, receiver: Receiver, endpo
   ctx.record({ metric: `${label}: receiver CPU while writing`, value: cores(cpu1.rec - cpu0.rec, cpu1.at - cpu0.at), target: '', pass: null })
   if (cpu2.at - cpu1.at > 500) {
     ctx.record({ metric: `${label}: towline CPU while draining`, value: towlineCpu(cpu1, cpu2), target: '', pass: null })
+  }
+  if (cpu0.io && cpu2.io && a.t.length) {
+    const per = (total: number, jobs: number) => fmt(Math.max(0, total - jobs) / a.t.length / 1000, 1)
+    const written = cpu2.io.written - cpu0.io.written
+    const toDisk = cpu2.io.toDisk - cpu0.io.toDisk
+    ctx.record({ metric: `${label}: towline writes per delivery, its job's share included (to write() / to disk)`, value: `${per(written, 0)} KB / ${per(toDisk, 0)} KB`, target: '', pass: null })
+    if (jobCost) {
+      ctx.record({
+        metric: `${label}: writes per delivery beyond its job's own write (to write() / to disk)`,
+        value: `${per(written, ok.length * jobCost.written)} KB / ${per(toDisk, ok.length * jobCost.toDisk)} KB`,
+        target: '', pass: null,
+      })
+    }
   }
   if (cpu0.tow && cpu2.tow && a.t.length) {
     const perJob = (cpu2.tow.user + cpu2.tow.system - cpu0.tow.user - cpu0.tow.system) / a.t.length
@@ -389,8 +426,9 @@ export const webhooks: Section = {
     const certs = makeCerts(join(ctx.tmp, 'tls'))
     const receiver = await Receiver.start(ctx, certs)
     await idleLatency(ctx, certs, receiver)
+    const jobCost = await jobWriteCost(ctx, certs, receiver)
     const results: FanOutResult[] = []
-    for (const n of endpointCounts()) results.push(await fanOut(ctx, certs, receiver, n))
+    for (const n of endpointCounts()) results.push(await fanOut(ctx, certs, receiver, n, jobCost))
     await baseline(ctx, receiver, certs)
     const widest = results.reduce<FanOutResult | undefined>((w, r) => (!w || r.endpoints > w.endpoints ? r : w), undefined)
     if (widest) {
