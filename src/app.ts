@@ -19,6 +19,8 @@ import { webhookRoutes } from './webhooks/webhook.routes'
 import { jobTextRoutes, textRoutes } from './texts/text.routes'
 import type { SendSettings } from './webhooks/send-attempt'
 import type { JobLinks } from './jobs/job-links'
+import type { JobEventBus } from './jobs/job-event-bus'
+import { createContextFactory, type ContextFactory } from './operations/context-factory'
 import { VERSION } from './version'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -34,12 +36,20 @@ export interface AppDeps {
   isDraining: () => boolean
   /** How webhook attempts are made (timeout, private targets, extra TLS trust for tests). */
   webhookSend: Omit<SendSettings, 'signal'>
+  /** The post-commit bus: job changes notify it; live streams listen to it. */
+  bus: JobEventBus
+}
+
+/** What route builders get: the deps, and the one factory of operation contexts. */
+export interface RouteDeps extends AppDeps {
+  contexts: ContextFactory
 }
 
 /** Builds the root Elysia app: error handling and body parsing first, then every feature. */
-export function createApp(deps: AppDeps) {
+export function createApp(appDeps: AppDeps) {
+  const deps: RouteDeps = { ...appDeps, contexts: createContextFactory(appDeps) }
   const authorize = createAuthorizer(deps)
-  const auth = authPlugin(authorize)
+  const auth = authPlugin(authorize, deps.contexts)
   // Scope and input checks of each route (by path, then method), read from the routes themselves
   // once they are all registered: one lookup per request, no key strings built on the hot path.
   let byRoute: Map<string, Map<string, { scope?: Scope; checkers?: RouteCheckers }>> | undefined

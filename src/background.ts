@@ -11,6 +11,7 @@ import { DeliveryScheduler } from './webhooks/scheduler'
 import { endpointsChanged } from './webhooks/fan-out'
 import type { SendSettings } from './webhooks/send-attempt'
 import type { JobLinks } from './jobs/job-links'
+import type { JobEventBus } from './jobs/job-event-bus'
 
 export interface BackgroundDeps {
   db: Db
@@ -20,6 +21,8 @@ export interface BackgroundDeps {
   webhookSend: Omit<SendSettings, 'signal'>
   /** The public URL and key job links are made with (payloads and texts store them sealed). */
   links: JobLinks
+  /** The post-commit bus: told of other processes' commits too. */
+  bus?: JobEventBus
   /** The text provider (default: from the settings). */
   provider?: SmsProvider
   /** How often to look for other processes' commits (1 s). */
@@ -31,7 +34,7 @@ export interface BackgroundDeps {
 /**
  * Starts the work `towline serve` does besides answering requests: the webhook scheduler, the
  * text sender, a watch for commits of other processes (a CLI archive, a second instance) that
- * wakes both, and the pruning of old webhook history. Returns them and a stop function.
+ * wakes both and the event bus, and the pruning of old webhook history. Returns them and a stop function.
  */
 export function startBackgroundWork(deps: BackgroundDeps) {
   const { db, clock, config, logger, links } = deps
@@ -43,7 +46,7 @@ export function startBackgroundWork(deps: BackgroundDeps) {
   const texts = new TextSender({ db, clock, logger, provider, retryMs: config.smsRetryScheduleMs, links })
   onTextsQueued(() => texts.wake())
   void texts.start()
-  const stopWatch = watchOtherWriters(db, deps.watchMs ?? 1000, () => { endpointsChanged(); texts.wake() },
+  const stopWatch = watchOtherWriters(db, deps.watchMs ?? 1000, () => { endpointsChanged(); texts.wake(); deps.bus?.notify() },
     (err) => logger.error({ err }, 'could not read the database version; other processes\' writes wait for the next own write'))
   let pruning: Promise<unknown> = Promise.resolve()
   const prune = () => {

@@ -11,6 +11,7 @@ import { createLogger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
 import { VERSION } from './version'
 import { startBackgroundWork } from './background'
+import { JobEventBus } from './jobs/job-event-bus'
 
 // Moved to the CLI kit (demo and the missing-database message print it too); kept exported here.
 export { selfCommand } from './cli/cli'
@@ -44,9 +45,10 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   let draining = false
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
-  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => draining, webhookSend })
+  const bus = new JobEventBus(db, logger)
+  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => draining, webhookSend })
   handle = fetch
-  const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links })
+  const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links, bus })
   const where = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   logger.info({ url: where, host: config.host, port: server.port, db: config.dbPath, version: VERSION }, 'listening')
   // One write, so a supervisor (or test) that sees "listening" has seen the whole banner.

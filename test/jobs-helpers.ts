@@ -6,7 +6,6 @@ import { expect } from 'bun:test'
 import type { TestApi } from './kit'
 import { addUnit } from '../src/units/add-unit'
 import { archiveJob } from '../src/jobs/archive-job'
-import type { JobContext } from '../src/jobs/job-context'
 
 /** Generous limits for files that make hundreds of requests with one key. */
 export const NO_LIMITS = { TOWLINE_RATE_LIMIT_READS: '1000000', TOWLINE_RATE_LIMIT_WRITES: '1000000' }
@@ -127,11 +126,7 @@ export async function newEvents(api: TestApi, key: string, jobId: string, before
 
 /** Archives a job the way the dashboard does (archiving is not in the API). */
 export function archive(api: TestApi, jobId: string, accountId = api.accountId) {
-  const ctx: JobContext = {
-    db: api.db, clock: api.clock, links: api.links, scope: { accountId, siteIds: null },
-    actor: { kind: 'dispatcher' }, companyName: 'My towing company', defaultCountry: 'US',
-  }
-  return archiveJob(ctx, jobId)
+  return archiveJob(api.contexts.forDispatcher({ userId: 'usr_test', role: 'dispatcher', accountId }), jobId)
 }
 
 /** The clock's "now" as the API prints it. */

@@ -17,6 +17,10 @@ import { createKey } from '../src/accounts/create-key'
 import { SCOPES, type Scope } from '../src/accounts/scopes'
 import { createLogger } from '../src/platform/log'
 import { RateLimiter } from '../src/platform/rate-limit'
+import { JobEventBus } from '../src/jobs/job-event-bus'
+import { createContextFactory, type ContextFactory } from '../src/operations/context-factory'
+import type { OperationContext } from '../src/operations/operation-context'
+import { createAuthenticator } from '../src/accounts/authenticate'
 
 /** A clock tests move by hand. */
 export class TestClock {
@@ -32,6 +36,12 @@ export interface TestApi {
   accountId: string
   /** The public URL and key job links are made with. */
   links: JobLinks
+  /** The post-commit bus the app notifies. */
+  bus: JobEventBus
+  /** Makes operation contexts for the app's database and clock (a driver's, a dispatcher's...). */
+  contexts: ContextFactory
+  /** The operation context an API key's requests run in. */
+  contextOfKey(key: string): OperationContext
   /** Sends a request through the app; `key` is the bearer key, `body` is JSON-encoded unless a string. */
   request(method: string, path: string, opts?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Response>
   /** Sends a request built by the test (streamed bodies, odd headers) through the same handler, from `address` if given. */
@@ -55,9 +65,13 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
   const { account } = ensureDefaultAccount(db, clock)
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const logger = createLogger('silent')
-  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend } })
+  const bus = new JobEventBus(db, logger)
+  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend } })
+  const contexts = createContextFactory({ db, clock, links, bus })
+  const authenticate = createAuthenticator(db, clock.now)
   return {
-    db, dir, clock, accountId: account.id, links,
+    db, dir, clock, accountId: account.id, links, bus, contexts,
+    contextOfKey: (key) => contexts.forKey(authenticate(`Bearer ${key}`)),
     request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) }
       if (opts.key) headers.authorization = `Bearer ${opts.key}`

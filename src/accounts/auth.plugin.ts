@@ -4,6 +4,8 @@ import type { Clock } from '../platform/clock'
 import { AppError } from '../platform/errors'
 import { RateLimiter } from '../platform/rate-limit'
 import { requestInfo } from '../platform/request-info'
+import type { ContextFactory } from '../operations/context-factory'
+import type { OperationContext } from '../operations/operation-context'
 import { createAuthenticator, type Principal } from './authenticate'
 import type { Scope } from './scopes'
 
@@ -43,16 +45,19 @@ export type Authorizer = ReturnType<typeof createAuthorizer>
 
 /**
  * The `scope` macro: `{ scope: 'jobs:read' }` on a route requires that scope, hands the route
- * a `principal`, and documents the route's security in the OpenAPI document.
+ * its `principal` and the operation context the key acts in (`ctx`), and documents the route's
+ * security in the OpenAPI document.
  */
-export function authPlugin(authorize: Authorizer) {
+export function authPlugin(authorize: Authorizer, contexts: ContextFactory) {
   return new Elysia({ name: 'towline.auth' }).macro({
     scope: (scope: Scope) => ({
       detail: { security: [{ bearerAuth: [scope] }], 'x-required-scope': scope } as Record<string, unknown>,
       // transform runs before validation; routes with a body were already authorized before parsing.
       transform({ request, route }) { authorize(request, route, scope) },
-      resolve({ request }): { principal: Principal } {
-        return { principal: requestInfo(request).principal as Principal }
+      resolve({ request }): { principal: Principal; ctx: OperationContext } {
+        const info = requestInfo(request)
+        const principal = info.principal as Principal
+        return { principal, ctx: contexts.forKey(principal, info.requestId) }
       },
     }),
   })

@@ -9,6 +9,8 @@ export interface Principal {
   keyName: string
   accountId: string
   accountName: string
+  /** The company's phone shown to customers (E.164), or null. */
+  accountPhone: string | null
   /** Country phone numbers without +country are read in. */
   defaultCountry: string
   scopes: Scope[]
@@ -26,7 +28,7 @@ function unauthorized(message: string, invalidToken: boolean): AppError {
   })
 }
 
-type KeyLookupRow = { id: string; name: string; account_id: string; account_name: string; default_country: string; scopes: string; site_ids: string | null; last_used_at: number | null }
+type KeyLookupRow = { id: string; name: string; account_id: string; account_name: string; account_phone: string | null; default_country: string; scopes: string; site_ids: string | null; last_used_at: number | null }
 
 /** Bumped by every in-process change to keys, so cached principals are dropped at once. */
 let keysGeneration = 0
@@ -43,7 +45,7 @@ export function keysChanged(): void {
  */
 export function createAuthenticator(db: Db, nowMs: () => number) {
   const lookup = db.$client.prepare<KeyLookupRow, [string]>(
-    `SELECT k.id, k.name, k.account_id, a.name AS account_name, a.default_country, k.scopes, k.site_ids, k.last_used_at
+    `SELECT k.id, k.name, k.account_id, a.name AS account_name, a.phone AS account_phone, a.default_country, k.scopes, k.site_ids, k.last_used_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.hash = ? AND k.revoked_at IS NULL`,
   )
@@ -81,7 +83,7 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
       const sites = sitesOf.all(row.account_id).filter((s) => !siteIds || siteIds.includes(s.id))
       hit = {
         principal: {
-          keyId: row.id, keyName: row.name, accountId: row.account_id, accountName: row.account_name, defaultCountry: row.default_country,
+          keyId: row.id, keyName: row.name, accountId: row.account_id, accountName: row.account_name, accountPhone: row.account_phone, defaultCountry: row.default_country,
           scopes: JSON.parse(row.scopes), siteIds, sites,
         },
         touchedAt: row.last_used_at ?? 0,

@@ -9,6 +9,7 @@ import m5 from '../../migrations/0005_texts_consent_templates_country.sql' with 
 import m6 from '../../migrations/0006_webhook_event_payloads.sql' with { type: 'text' }
 import m7 from '../../migrations/0007_hardening_sites_leases_links.sql' with { type: 'text' }
 import m8 from '../../migrations/0008_drop_clear_tokens_unit_site.sql' with { type: 'text' }
+import m9 from '../../migrations/0009_job_event_position.sql' with { type: 'text' }
 
 export { journal }
 
@@ -23,4 +24,5 @@ export const SQL_BY_TAG: Record<string, string> = {
   "0006_webhook_event_payloads": m6,
   "0007_hardening_sites_leases_links": m7,
   "0008_drop_clear_tokens_unit_site": m8,
+  "0009_job_event_position": m9,
 }

@@ -10,7 +10,7 @@ import { assignJob } from '../jobs/assign-job'
 import { reopenJob } from '../jobs/reopen-job'
 import { addNote } from '../jobs/add-note'
 import type { JobLinks } from '../jobs/job-links'
-import type { JobContext } from '../jobs/job-context'
+import { createContextFactory } from '../operations/context-factory'
 import type { JobStatus } from '../jobs/job-status'
 import type { Clock } from '../platform/clock'
 
@@ -88,7 +88,7 @@ function loadDemoRows(db: Db, links: JobLinks, opts: { name?: string; nowMs?: nu
   })
   for (const [name, type, rates] of SERVICES) addService(db, clock, { accountId: account.id, name, serviceType: type, rates: rates.map(([kind, amount_cents]) => ({ kind: kind as any, amount_cents })) })
 
-  const ctx: JobContext = { db, clock, links, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'dispatcher', userId: 'demo' }, companyName: account.name, defaultCountry: account.defaultCountry }
+  const ctx = createContextFactory({ db, clock, links }).forDispatcher({ userId: 'demo', role: 'owner', accountId: account.id })
   const jobIds: string[] = []
   PLAN.forEach((target, i) => {
     const [customer, location, make, model, year, drive, service, payer] = CALLS[i % CALLS.length]!

@@ -1,22 +1,26 @@
+import { requirePermission } from '../accounts/actor'
 import { inTransaction } from '../db/client'
-import { commitJobChange, type JobContext } from './job-context'
+import type { OperationContext } from '../operations/operation-context'
+import { commitJobChange } from './commit-job-change'
 import { findJobOrThrow } from './job.queries'
 import type { JobRow } from './job.view'
 
 /** Archives a job (it then refuses every write with 409 invalid_state); no-op if already archived. */
-export function archiveJob(ctx: JobContext, id: string): JobRow {
+export function archiveJob(ctx: OperationContext, id: string): JobRow {
+  requirePermission(ctx.actor, 'jobs:write')
   return inTransaction(ctx.db, (tx) => {
     const job = findJobOrThrow(tx, ctx.scope, id)
     if (job.archivedAt !== null) return job
-    return commitJobChange(tx, ctx, job, { archivedAt: ctx.clock.now() }, [{ type: 'job.archived' }]).after
+    return commitJobChange(tx, ctx, job, { set: { archivedAt: ctx.clock.now() }, events: [{ type: 'job.archived' }] }).after
   })
 }
 
 /** Restores an archived job so it can be changed again; no-op if not archived. */
-export function restoreJob(ctx: JobContext, id: string): JobRow {
+export function restoreJob(ctx: OperationContext, id: string): JobRow {
+  requirePermission(ctx.actor, 'jobs:write')
   return inTransaction(ctx.db, (tx) => {
     const job = findJobOrThrow(tx, ctx.scope, id)
     if (job.archivedAt === null) return job
-    return commitJobChange(tx, ctx, job, { archivedAt: null }, [{ type: 'job.restored' }]).after
+    return commitJobChange(tx, ctx, job, { set: { archivedAt: null }, events: [{ type: 'job.restored' }] }).after
   })
 }

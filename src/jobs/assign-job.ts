@@ -1,25 +1,25 @@
 import { inTransaction } from '../db/client'
 import { AppError, validationFailed } from '../platform/errors'
+import type { OperationContext } from '../operations/operation-context'
 import { findUnit, findVisibleUnit, servesSite } from '../units/unit.queries'
-import type { TextRequest } from '../texts/queue-text'
-import { applyMove, commitJobChange, driverText, loadWritableJob, statusText, type JobContext } from './job-context'
-import type { NewJobEvent } from './job-events'
+import { commitJobChange, type JobChange } from './commit-job-change'
+import { loadWritableJob } from './job-context'
+import { mintLinkToken } from './job-links'
 import { isFinished } from './job-status'
 import type { JobRow } from './job.view'
-import { mintLinkToken } from './job-links'
 
 /**
  * Hands a job to a unit: a pending or confirmed job moves to dispatched. Emits job.assigned,
- * or job.reassigned when another unit held it; the new driver gets their job link (a fresh
- * link, so the previous driver's stops working) and the previous driver is told.
+ * or job.reassigned when another unit held it (the texts policy sends the new driver a fresh
+ * job link, so the previous driver's stops working, and tells the previous driver).
  */
-export function assignJob(ctx: JobContext, id: string, unitId: string): JobRow {
+export function assignJob(ctx: OperationContext, id: string, unitId: string): JobRow {
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, id)
     // An id in a body that names nothing the caller can see is a bad request (422), not a missing page.
     const unit = findVisibleUnit(tx, ctx.scope, unitId)
-    if (!unit) throw validationFailed([{ path: 'unit_id', message: `names no unit of this account${ctx.scope.siteIds ? ' at your sites' : ''} (${unitId})` }])
-    if (!servesSite(unit, job.siteId)) throw validationFailed([{ path: 'unit_id', message: `unit ${unit.name} does not serve this job's site` }])
+    if (!unit) throw validationFailed([{ path: 'unit_id', message: `names no unit of this account${ctx.scope.siteIds ? ' at your sites' : ''}` }])
+    if (!servesSite(unit, job.siteId)) throw validationFailed([{ path: 'unit_id', message: `names unit ${unit.name}, which does not serve this job's site` }])
     // Same unit again: nothing to do, unless the job is back at confirmed still holding it (after a reopen).
     const moves = job.status === 'pending' || job.status === 'confirmed'
     if (job.unitId === unit.id && !moves) return job
@@ -29,19 +29,13 @@ export function assignJob(ctx: JobContext, id: string, unitId: string): JobRow {
     const previous = job.unitId && job.unitId !== unit.id ? findUnit(tx, job.accountId, job.unitId) : undefined
     const ref = (u: { id: string; name: string }) => ({ id: u.id, name: u.name })
     const link = mintLinkToken(ctx.links)
-    let set: Partial<JobRow> = { unitId: unit.id, driverTokenHash: link.hash, driverTokenSealed: link.sealed }
-    const events: NewJobEvent[] = [previous
-      ? { type: 'job.reassigned', detail: { unit: ref(unit), previous_unit: ref(previous) } }
-      : { type: 'job.assigned', detail: { unit: ref(unit) } }]
-    if (moves) {
-      set = { ...set, ...applyMove(job, 'dispatched', 'assign', true, ctx.clock.now()) }
-      events.push({ type: 'job.status_changed', from: job.status, to: 'dispatched', detail: { unit: ref(unit) } })
+    const change: JobChange = {
+      set: { unitId: unit.id, driverTokenHash: link.hash, driverTokenSealed: link.sealed },
+      events: [previous
+        ? { type: 'job.reassigned', detail: { unit: ref(unit), previous_unit: ref(previous) } }
+        : { type: 'job.assigned', detail: { unit: ref(unit) } }],
+      ...(moves ? { move: { to: 'dispatched', via: 'assign', detail: { unit: ref(unit) } } } : {}),
     }
-    return commitJobChange(tx, ctx, job, set, events, (after, rows) => {
-      const texts: TextRequest[] = [driverText(ctx, after, unit, 'driver_job_link', rows[0])]
-      if (previous) texts.push(driverText(ctx, { ...after, driverTokenHash: null, driverTokenSealed: null }, previous, 'driver_job_removed', rows[0]))
-      if (moves) texts.push(statusText(ctx, after, rows[1]))
-      return texts
-    }).after
+    return commitJobChange(tx, ctx, job, change).after
   })
 }

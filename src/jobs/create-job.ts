@@ -1,14 +1,12 @@
-import { inTransaction, type Db } from '../db/client'
+import { requirePermission } from '../accounts/actor'
+import { inTransaction } from '../db/client'
 import { AppError, validationFailed } from '../platform/errors'
 import { newId } from '../platform/ids'
-import { mintLinkToken } from './job-links'
 import { normalizePhone } from '../platform/phone'
 import { readIsoTime } from '../platform/time'
-import { queueText } from '../texts/queue-text'
-import { recordConsent } from '../texts/consent'
-import { fanOutJobEvents } from '../webhooks/fan-out'
-import { consentSource, customerText, type JobContext } from './job-context'
-import { appendJobEvents } from './job-events'
+import type { OperationContext } from '../operations/operation-context'
+import { commitNewJob } from './commit-job-change'
+import { mintLinkToken } from './job-links'
 import { findJobByExternalRef } from './job.queries'
 import type { CreateJobBody } from './job.model'
 import type { JobRow } from './job.view'
@@ -29,17 +27,38 @@ export function phoneField(path: string, raw: string | null | undefined, country
   return e164
 }
 
-const clean = (s: string | null | undefined) => (s === undefined || s === null || s.trim() === '' ? null : s.trim())
+/** Trims a text field; blank is null. */
+export const cleanText = (s: string | null | undefined) => (s === undefined || s === null || s.trim() === '' ? null : s.trim())
+
+/** Checks a create body's values before anything is written; returns them normalised. */
+function readCreateInput(ctx: OperationContext, input: CreateJobBody) {
+  const problems: { path: string; message: string }[] = []
+  const attempt = <T>(fn: () => T): T | undefined => {
+    try { return fn() } catch (err) {
+      if (err instanceof AppError && err.errorCode === 'validation_failed') { problems.push(...(err.details.fields as typeof problems)); return undefined }
+      throw err
+    }
+  }
+  const phone = attempt(() => phoneField('customer.phone', input.customer.phone, ctx.account.defaultCountry)) ?? null
+  const etaAt = attempt(() => parseTimeField('eta_at', input.eta_at)) ?? null
+  const name = input.customer.name.trim()
+  if (!name) problems.push({ path: 'customer.name', message: 'must not be blank' })
+  const location = input.pickup.location.trim()
+  if (!location) problems.push({ path: 'pickup.location', message: 'must not be blank' })
+  if (problems.length) throw validationFailed(problems.slice(0, 10))
+  return { phone, etaAt, name, location }
+}
 
 /**
- * Creates a job: mints its tracking link, writes job.created and queues the customer's
- * 'request received' text, all in one transaction. Options serve imports and the demo.
+ * Creates a job as if a dispatcher had entered it: mints its tracking link and writes
+ * job.created, in one transaction, through the same commit as every change (its writers queue
+ * the customer's 'request received' text and the webhook events). Options serve the demo.
  */
-export function createJob(ctx: JobContext, input: CreateJobBody, opts: { imported?: boolean; createdAt?: number } = {}): JobRow {
+export function createJob(ctx: OperationContext, input: CreateJobBody, opts: { createdAt?: number } = {}): JobRow {
+  requirePermission(ctx.actor, 'jobs:write')
   const now = opts.createdAt ?? ctx.clock.now()
-  const phone = phoneField('customer.phone', input.customer.phone, ctx.defaultCountry)
-  const etaAt = parseTimeField('eta_at', input.eta_at)
-  const externalRef = clean(input.external_ref)
+  const { phone, etaAt, name, location } = readCreateInput(ctx, input)
+  const externalRef = cleanText(input.external_ref)
   const status = input.status ?? 'confirmed'
 
   return inTransaction(ctx.db, (tx) => {
@@ -63,21 +82,21 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
       accountId: ctx.scope.accountId,
       siteId,
       externalRef,
-      source: clean(input.source),
-      payerType: clean(input.payer_type),
-      serviceType: clean(input.service_type),
-      urgency: clean(input.urgency),
-      customer: { name: input.customer.name.trim(), phone, sms_consent: input.customer.sms_consent ?? false },
+      source: cleanText(input.source),
+      payerType: cleanText(input.payer_type),
+      serviceType: cleanText(input.service_type),
+      urgency: cleanText(input.urgency),
+      customer: { name, phone, sms_consent: input.customer.sms_consent ?? false },
       vehicle: Object.fromEntries(Object.entries(input.vehicle ?? {}).map(([k, v]) => [k, v === null || v === undefined ? null : String(v).trim() || null])),
-      pickup: { location: input.pickup.location.trim(), lat: input.pickup.lat ?? null, lng: input.pickup.lng ?? null },
-      destination: clean(input.destination),
+      pickup: { location, lat: input.pickup.lat ?? null, lng: input.pickup.lng ?? null },
+      destination: cleanText(input.destination),
       status,
       cancelReason: null,
       rating: null,
       ratingComment: null,
       ratedAt: null,
       reopenCount: 0,
-      etaAt: etaAt ?? null,
+      etaAt,
       quoteCents: input.quote_cents ?? null,
       finalPriceCents: null,
       paymentMethod: null,
@@ -88,38 +107,11 @@ export function createJob(ctx: JobContext, input: CreateJobBody, opts: { importe
       driverTokenSealed: null,
       milestones: { [`${status}_at`]: now },
       eventSeq: 0,
-      imported: opts.imported ?? false,
+      imported: false,
       archivedAt: null,
       createdAt: now,
       updatedAt: now,
     }
-    if (!row.customer.name) throw validationFailed([{ path: 'customer.name', message: 'must not be blank' }])
-    if (!row.pickup.location) throw validationFailed([{ path: 'pickup.location', message: 'must not be blank' }])
-    insertJob(tx, { ...row, eventSeq: 1 })
-    const [created] = appendJobEvents(tx, row, 0, ctx.actor, [{ type: 'job.created', to: status, detail: { status, imported: row.imported, external_ref: externalRef } }], now)
-    const job = { ...row, eventSeq: 1 }
-    if (phone && job.customer.sms_consent) recordConsent(tx, job.accountId, phone, consentSource(ctx), now)
-    queueText(tx, customerText(ctx, job, 'request_received', created), now)
-    fanOutJobEvents(tx, ctx.links, job, [created!], now)
-    return job
+    return commitNewJob(tx, ctx, row, { type: 'job.created', to: status, detail: { status, imported: false, external_ref: externalRef } }).after
   })
-}
-
-
-const JOB_COLUMNS = [
-  'id', 'account_id', 'site_id', 'external_ref', 'source', 'payer_type', 'service_type', 'urgency', 'customer', 'vehicle', 'pickup',
-  'destination', 'status', 'cancel_reason', 'rating', 'rating_comment', 'rated_at', 'reopen_count', 'eta_at', 'quote_cents',
-  'final_price_cents', 'payment_method', 'unit_id', 'tracking_token_hash', 'tracking_token_sealed', 'driver_token_hash', 'driver_token_sealed', 'milestones', 'event_seq', 'imported',
-  'archived_at', 'created_at', 'updated_at',
-] as const
-const INSERT_JOB = `INSERT INTO jobs (${JOB_COLUMNS.join(', ')}) VALUES (${JOB_COLUMNS.map(() => '?').join(', ')})`
-
-/** Inserts a job row with a cached statement (creation is the hot write path). */
-function insertJob(tx: Db, r: JobRow) {
-  tx.$client.query(INSERT_JOB).run(
-    r.id, r.accountId, r.siteId, r.externalRef, r.source, r.payerType, r.serviceType, r.urgency, JSON.stringify(r.customer),
-    JSON.stringify(r.vehicle), JSON.stringify(r.pickup), r.destination, r.status, r.cancelReason, r.rating, r.ratingComment,
-    r.ratedAt, r.reopenCount, r.etaAt, r.quoteCents, r.finalPriceCents, r.paymentMethod, r.unitId, r.trackingTokenHash, r.trackingTokenSealed, r.driverTokenHash, r.driverTokenSealed,
-    JSON.stringify(r.milestones), r.eventSeq, r.imported ? 1 : 0, r.archivedAt, r.createdAt, r.updatedAt,
-  )
 }

@@ -42,7 +42,7 @@ describe('GET /jobs queries', () => {
   })
 
   test('the raw row mapper reads every column exactly as drizzle does', () => {
-    const made = createJob({ db: api.db, clock: api.clock, links: api.links, scope: scope(), actor: { kind: 'system' }, companyName: 'Co', defaultCountry: 'US' },
+    const made = createJob(api.contexts.forOperator(api.accountId),
       { customer: { name: 'A', phone: '+15035550100', sms_consent: true }, pickup: { location: 'here', lat: 1, lng: 2 }, vehicle: { year: '2019' }, external_ref: 'MAP-1' })
     const viaDrizzle = api.db.select().from(jobs).all().find((j) => j.id === made.id)!
     const raw = api.db.$client.query('SELECT * FROM jobs WHERE id = ?').get(made.id) as Record<string, unknown>

@@ -6,17 +6,17 @@ import { AppError } from '../platform/errors'
 import { systemClock } from '../platform/clock'
 import type { JobLinks } from './job-links'
 import { archiveJob, restoreJob } from './archive-job'
-import type { JobContext } from './job-context'
+import { createContextFactory } from '../operations/context-factory'
+import type { OperationContext } from '../operations/operation-context'
 import { jobs } from './job.table'
 import { eq } from 'drizzle-orm'
 import { listJobs } from './list-jobs'
 
 /** A job context for an operator at the console: acts as the system on the job's own account. */
-function operatorContext(db: Db, links: JobLinks, jobId: string): JobContext {
+function operatorContext(db: Db, links: JobLinks, jobId: string): OperationContext {
   const row = db.select({ accountId: jobs.accountId }).from(jobs).where(eq(jobs.id, jobId)).get()
   if (!row) throw new UsageError(`no job ${jobId}`)
-  const account = findAccountById(db, row.accountId)!
-  return { db, clock: systemClock, links, scope: { accountId: account.id, siteIds: null }, actor: { kind: 'system', userId: 'cli' }, companyName: account.name, defaultCountry: account.defaultCountry }
+  return createContextFactory({ db, clock: systemClock, links }).forOperator(row.accountId)
 }
 
 function jobCommand(name: 'archive' | 'restore', summary: string, run: typeof archiveJob): Command {
@@ -53,7 +53,7 @@ const jobsList: Command = {
     const accountId = account?.id ?? (db.$client.query('SELECT id FROM accounts WHERE is_default = 1').get() as { id: string } | null)?.id
     if (!accountId) return void process.stdout.write('No jobs yet.\n')
     try {
-      const page = listJobs(db, links, { accountId, siteIds: null }, { status: values.status, limit: values.limit ?? '25' })
+      const page = listJobs(createContextFactory({ db, clock: systemClock, links }).forOperator(accountId), { status: values.status, limit: values.limit ?? '25' })
       if (values.json) return printJson(page)
       process.stdout.write(table(page.data.map((j) => ({ id: j.id, status: j.status, ref: j.external_ref, customer: j.customer.name, pickup: j.pickup.location.slice(0, 40), unit: j.unit?.name, created_at: j.created_at, archived: j.archived ? 'yes' : '' })),
         ['id', 'status', 'ref', 'customer', 'pickup', 'unit', 'created_at', 'archived']))

@@ -1,10 +1,10 @@
 import type { Db } from '../db/client'
 import { notFound } from '../platform/errors'
 import type { JobRow } from './job.view'
-import type { AccountScope } from '../accounts/account-scope'
+import type { OperationScope } from '../operations/operation-context'
 
-/** Which jobs a caller may see: its account, and its sites when the key is limited. */
-export type JobScope = AccountScope
+/** Which jobs a caller may see: its account, its sites when limited, its one job when it holds a link. */
+export type JobScope = OperationScope
 
 /** A jobs row as SQLite returns it (snake_case, JSON as text). */
 export type RawJob = Record<string, any>
@@ -29,7 +29,8 @@ export function toJobRow(r: RawJob): JobRow {
   }
 }
 
-const canSee = (scope: JobScope, row: RawJob) => row.account_id === scope.accountId && (!scope.siteIds || scope.siteIds.includes(row.site_id))
+const canSee = (scope: JobScope, row: RawJob) =>
+  row.account_id === scope.accountId && (!scope.siteIds || scope.siteIds.includes(row.site_id)) && (scope.jobId === undefined || scope.jobId === row.id)
 
 /** Finds a job the caller may see, or throws 404 (other accounts' jobs answer exactly as unknown ones). */
 export function findJobOrThrow(db: Db, scope: JobScope, id: string): JobRow {
@@ -67,6 +68,7 @@ export function listJobsQuery(db: Db, scope: JobScope, filter: JobFilter, limit:
   const where: string[] = ['account_id = ?']
   const params: (string | number)[] = [scope.accountId]
   if (scope.siteIds) { where.push(`site_id IN (${scope.siteIds.map(() => '?').join(',')})`); params.push(...scope.siteIds) }
+  if (scope.jobId !== undefined) { where.push('id = ?'); params.push(scope.jobId) }
   if (filter.statuses?.length) { where.push(`status IN (${filter.statuses.map(() => '?').join(',')})`); params.push(...filter.statuses) }
   if (filter.since !== undefined) { where.push('created_at >= ?'); params.push(filter.since) }
   if (filter.updatedSince !== undefined) { where.push('updated_at >= ?'); params.push(filter.updatedSince) }

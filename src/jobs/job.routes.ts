@@ -1,51 +1,31 @@
-import { Elysia, t } from 'elysia'
-import type { AppDeps } from '../app'
+import { Elysia } from 'elysia'
+import type { RouteDeps } from '../app'
 import type { AuthPlugin } from '../accounts/auth.plugin'
-import type { Principal } from '../accounts/authenticate'
-import { withIdempotency } from '../idempotency/idempotency'
+import { IdempotencyHeaders, idempotencyOwner, reply, withIdempotency } from '../idempotency/idempotency'
 import { addNote } from './add-note'
 import { assignJob } from './assign-job'
 import { createJob } from './create-job'
-import type { JobContext } from './job-context'
 import { AddNoteBody, AssignJobBody, CreateJobBody, Job, JobEvent, JobIdParams, ListJobsQuery, ListOf, Note, PageQuery, ReopenJobBody, UpdateJobBody } from './job.model'
-import { listJobEvents, listJobs } from './list-jobs'
+import { getJob, listJobEvents, listJobs } from './list-jobs'
 import { presentJob } from './present-job'
 import { reopenJob } from './reopen-job'
 import { unassignJob } from './unassign-job'
 import { updateJob } from './update-job'
-import { findJobOrThrow } from './job.queries'
-
-const IdempotencyHeaders = t.Object({ 'idempotency-key': t.Optional(t.String({ description: 'Makes a retry safe: the same key and body return the first response. Kept 24 hours, per API key.' })) })
 
 /** The /jobs endpoints: translation between HTTP and the job operations. */
-export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
+export function jobRoutes(auth: AuthPlugin, deps: RouteDeps) {
   const links = deps.links
-  const ctxFor = (p: Principal): JobContext => ({
-    db: deps.db, clock: deps.clock, links,
-    scope: { accountId: p.accountId, siteIds: p.siteIds },
-    actor: { kind: 'system', keyId: p.keyId },
-    companyName: p.accountName,
-    defaultCountry: p.defaultCountry,
-  })
-  const respond = (set: { status?: number | string; headers: Record<string, string | number> }, r: { status: number; body: unknown; replayed: boolean }) => {
-    set.status = r.status
-    if (r.replayed) set.headers['idempotent-replayed'] = 'true'
-    return r.body as any
-  }
 
   return new Elysia({ prefix: '/api/v1' })
     .use(auth)
-    .get('/jobs', ({ principal, query }) => listJobs(deps.db, links, ctxFor(principal).scope, query), {
+    .get('/jobs', ({ ctx, query }) => listJobs(ctx, query), {
       scope: 'jobs:read',
       query: ListJobsQuery,
       response: { 200: ListOf(Job) },
       detail: { summary: 'List jobs', description: 'Newest first (created time, then id). Cursor-paged: pass next_cursor back as cursor while has_more is true. Filters combine.', tags: ['Jobs'] },
     })
-    .post('/jobs', ({ principal, body, headers, set }) => {
-      const ctx = ctxFor(principal)
-      return respond(set, withIdempotency(deps, principal.keyId, headers['idempotency-key'], { method: 'POST', path: '/jobs', body },
-        () => ({ status: 201, body: presentJob(deps.db, links, createJob(ctx, body)) })))
-    }, {
+    .post('/jobs', ({ ctx, body, headers, set }) => reply(set, withIdempotency(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: '/jobs', body },
+      () => ({ status: 201, body: presentJob(deps.db, links, createJob(ctx, body)) }))), {
       scope: 'jobs:write',
       body: CreateJobBody,
       headers: IdempotencyHeaders,
@@ -56,13 +36,13 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
         tags: ['Jobs'], 'x-error-codes': ['conflict', 'idempotency_key_reused'], 'x-success-description': 'The job was created.',
       },
     })
-    .get('/jobs/:id', ({ principal, params }) => presentJob(deps.db, links, findJobOrThrow(deps.db, ctxFor(principal).scope, params.id)), {
+    .get('/jobs/:id', ({ ctx, params }) => getJob(ctx, params.id), {
       scope: 'jobs:read',
       params: JobIdParams,
       response: { 200: Job },
       detail: { summary: 'Get a job', description: 'One job with its unit, the unit\'s last position and the tracking link.', tags: ['Jobs'] },
     })
-    .patch('/jobs/:id', ({ principal, params, body }) => presentJob(deps.db, links, updateJob(ctxFor(principal), params.id, body)), {
+    .patch('/jobs/:id', ({ ctx, params, body }) => presentJob(deps.db, links, updateJob(ctx, params.id, body)), {
       scope: 'jobs:write',
       params: JobIdParams,
       body: UpdateJobBody,
@@ -73,31 +53,32 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
         tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'job_reason_required', 'invalid_state'],
       },
     })
-    .post('/jobs/:id/assign', ({ principal, params, body }) => presentJob(deps.db, links, assignJob(ctxFor(principal), params.id, body.unit_id)), {
+    .post('/jobs/:id/assign', ({ ctx, params, body, headers, set }) => reply(set, withIdempotency(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/jobs/${params.id}/assign`, body },
+      () => ({ status: 200, body: presentJob(deps.db, links, assignJob(ctx, params.id, body.unit_id)) }))), {
       scope: 'jobs:write',
       params: JobIdParams,
       body: AssignJobBody,
+      headers: IdempotencyHeaders,
       response: { 200: Job },
-      detail: { summary: 'Assign a unit', description: 'Hands the job to a unit: pending or confirmed jobs move to dispatched. The driver gets their job link. Assigning another unit reassigns.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state'] },
+      detail: { summary: 'Assign a unit', description: 'Hands the job to a unit: pending or confirmed jobs move to dispatched. The driver gets their job link. Assigning another unit reassigns.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state', 'idempotency_key_reused'] },
     })
-    .delete('/jobs/:id/assign', ({ principal, params }) => presentJob(deps.db, links, unassignJob(ctxFor(principal), params.id)), {
+    .delete('/jobs/:id/assign', ({ ctx, params }) => presentJob(deps.db, links, unassignJob(ctx, params.id)), {
       scope: 'jobs:write',
       params: JobIdParams,
       response: { 200: Job },
       detail: { summary: 'Unassign the unit', description: 'Takes the job off its unit and back to confirmed; the driver is told.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state'] },
     })
-    .post('/jobs/:id/notes', ({ principal, params, body, set }) => { set.status = 201; return addNote(ctxFor(principal), params.id, body) }, {
+    .post('/jobs/:id/notes', ({ ctx, params, body, headers, set }) => reply(set, withIdempotency(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/jobs/${params.id}/notes`, body },
+      () => ({ status: 201, body: addNote(ctx, params.id, body) }))), {
       scope: 'jobs:write',
       params: JobIdParams,
       body: AddNoteBody,
+      headers: IdempotencyHeaders,
       response: { 201: Note },
-      detail: { summary: 'Add a note', tags: ['Jobs'], 'x-error-codes': ['invalid_state'], 'x-success-description': 'The note was added.' },
+      detail: { summary: 'Add a note', tags: ['Jobs'], 'x-error-codes': ['invalid_state', 'idempotency_key_reused'], 'x-success-description': 'The note was added.' },
     })
-    .post('/jobs/:id/reopen', ({ principal, params, body, headers, set }) => {
-      const ctx = ctxFor(principal)
-      return respond(set, withIdempotency(deps, principal.keyId, headers['idempotency-key'], { method: 'POST', path: `/jobs/${params.id}/reopen`, body },
-        () => ({ status: 200, body: presentJob(deps.db, links, reopenJob(ctx, params.id, body.reason)) })))
-    }, {
+    .post('/jobs/:id/reopen', ({ ctx, params, body, headers, set }) => reply(set, withIdempotency(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/jobs/${params.id}/reopen`, body },
+      () => ({ status: 200, body: presentJob(deps.db, links, reopenJob(ctx, params.id, body.reason)) }))), {
       scope: 'jobs:write',
       params: JobIdParams,
       body: ReopenJobBody,
@@ -109,7 +90,7 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
         tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_reason_required', 'invalid_state', 'idempotency_key_reused'],
       },
     })
-    .get('/jobs/:id/events', ({ principal, params, query }) => listJobEvents(deps.db, ctxFor(principal).scope, params.id, query), {
+    .get('/jobs/:id/events', ({ ctx, params, query }) => listJobEvents(ctx, params.id, query), {
       scope: 'jobs:read',
       params: JobIdParams,
       query: PageQuery,

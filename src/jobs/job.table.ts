@@ -72,7 +72,17 @@ export const jobEvents = sqliteTable('job_events', {
   actor: text('actor').notNull(),
   detail: text('detail', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
   createdAt: integer('created_at').notNull(),
-}, (t) => [uniqueIndex('job_events_job_seq_uq').on(t.jobId, t.seq), index('job_events_account_created_idx').on(t.accountId, t.createdAt)])
+  /**
+   * The event's place in one global order over every job: given out as MAX + 1 inside the
+   * writing transaction, so it grows in commit order (SQLite has one writer at a time). The
+   * post-commit bus and the live streams resume from it.
+   */
+  position: integer('position').notNull().default(0),
+}, (t) => [
+  uniqueIndex('job_events_job_seq_uq').on(t.jobId, t.seq),
+  index('job_events_account_created_idx').on(t.accountId, t.createdAt),
+  uniqueIndex('job_events_position_uq').on(t.position),
+])
 
 /** Notes on a job, optionally visible to the customer. */
 export const jobNotes = sqliteTable('job_notes', {

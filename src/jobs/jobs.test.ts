@@ -8,6 +8,8 @@ import {
   archive, bringTo, call, countRows, expectCallError, expectNothingWritten, makeJob, makeUnit, newEvents, NEW_JOB, NO_LIMITS, nowIso, REASON, snapshot, textsOf, textsSince,
 } from '../../test/jobs-helpers'
 import { newId } from '../platform/ids'
+import { AppError } from '../platform/errors'
+import { updateJob } from './update-job'
 import { addService } from '../services/add-service'
 import { openLinksIn } from './job-links'
 
@@ -328,15 +330,31 @@ describe('PATCH /jobs/{id}: fields', () => {
     await expectNothingWritten(api, key, before)
   })
 
-  test('status plus other fields is two writes: when the second fails, the error carries transition_applied and the status change is committed', async () => {
+  test('status plus a bad field is refused whole before the first write: the status stays, no event, no text', async () => {
     const { job } = await bringTo(api, key, 'dispatched')
     const before = await snapshot(api, key, job.id)
     api.clock.advance(60_000)
     const err = expectCallError(await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'en_route', customer: { phone: 'call me' }, destination: 'Elsewhere' }), 422, 'validation_failed')
-    expect(err.details.transition_applied).toEqual({ from: 'dispatched', to: 'en_route' })
+    expect(err.details.transition_applied).toBeUndefined()
     expect(err.details.fields.map((f: any) => f.path)).toEqual(['customer.phone'])
+    await expectNothingWritten(api, key, before)
+  })
+
+  test('status plus other fields is two writes: when the second fails (a race), the error carries transition_applied and the status change is committed', async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const before = await snapshot(api, key, job.id)
+    api.clock.advance(60_000)
+    // Another writer slips in between the two writes: a writer that refuses the field change stands for it.
+    const ctx = api.contextOfKey(key)
+    const racing = { ...ctx, jobWriters: [...ctx.jobWriters, (_tx: unknown, c: { events: { type: string }[] }) => {
+      if (c.events.some((e) => e.type === 'job.updated')) throw new AppError('job_stale', 'The job changed while this request was being handled.')
+    }] }
+    let err: AppError | undefined
+    try { updateJob(racing, job.id, { status: 'en_route', destination: 'Elsewhere' }) } catch (e) { err = e as AppError }
+    expect(err?.errorCode).toBe('job_stale')
+    expect(err?.details.transition_applied).toEqual({ from: 'dispatched', to: 'en_route' })
     const after = (await call(api, key, 'GET', `/jobs/${job.id}`)).body
-    expect(after).toMatchObject({ status: 'en_route', destination: before.job.destination, customer: before.job.customer })
+    expect(after).toMatchObject({ status: 'en_route', destination: before.job.destination })
     expect(after.timestamps.en_route_at).toBe(nowIso(api))
     const events = await newEvents(api, key, job.id, before.events)
     expect(events.map((e) => [e.type, e.from, e.to])).toEqual([['job.status_changed', 'dispatched', 'en_route']])

@@ -1,19 +1,24 @@
-import type { Db } from '../db/client'
+import { requirePermission } from '../accounts/actor'
 import { validationFailed } from '../platform/errors'
+import type { OperationContext } from '../operations/operation-context'
 import { decodeCursor, page, pageLimit, queryTime } from '../platform/paging'
-import { isStatus } from './job-status'
-import { findJobOrThrow, listJobRows, type JobScope } from './job.queries'
+import { isStatus, STATUSES } from './job-status'
+import { findJobOrThrow, listJobRows } from './job.queries'
 import type { ListJobsQuery, PageQuery } from './job.model'
 import { jobEventView, listJobEventRows } from './job-events'
-import { presentJobs } from './present-job'
-import type { JobLinks } from './job-links'
+import { presentJob, presentJobs } from './present-job'
 
 /** GET /jobs: newest first, cursor-paged, filtered by status, since, updated_since and external_ref. */
-export function listJobs(db: Db, links: JobLinks, scope: JobScope, query: ListJobsQuery) {
+export function listJobs(ctx: OperationContext, query: ListJobsQuery) {
+  requirePermission(ctx.actor, 'jobs:read')
+  const { db, links, scope } = ctx
   const limit = pageLimit(query.limit)
   const statuses = query.status?.split(',').map((s) => s.trim()).filter(Boolean)
   const unknown = statuses?.find((s) => !isStatus(s))
-  if (unknown) throw validationFailed([{ path: 'status', message: `"${unknown}" is not a job status` }])
+  if (unknown !== undefined) {
+    const named = /^[\w-]{1,40}$/.test(unknown) ? ` ("${unknown}" is not one)` : ''
+    throw validationFailed([{ path: 'status', message: `must be one of ${STATUSES.join(', ')}, or several of them separated by commas${named}` }])
+  }
   const after = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string']) : undefined
   const rows = listJobRows(db, scope, {
     statuses,
@@ -28,9 +33,16 @@ export function listJobs(db: Db, links: JobLinks, scope: JobScope, query: ListJo
 }
 
 /** GET /jobs/{id}/events: the timeline, oldest first, cursor-paged. */
-export function listJobEvents(db: Db, scope: JobScope, id: string, query: PageQuery) {
-  const job = findJobOrThrow(db, scope, id)
+export function listJobEvents(ctx: OperationContext, id: string, query: PageQuery) {
+  requirePermission(ctx.actor, 'jobs:read')
+  const job = findJobOrThrow(ctx.db, ctx.scope, id)
   const limit = pageLimit(query.limit)
   const after = query.cursor ? decodeCursor<[number]>(query.cursor, ['number'])[0] : 0
-  return page(listJobEventRows(db, job.id, after, limit + 1), limit, jobEventView, (e) => [e.seq])
+  return page(listJobEventRows(ctx.db, job.id, after, limit + 1), limit, jobEventView, (e) => [e.seq])
+}
+
+/** GET /jobs/{id}: one job with its unit, the unit's last position and the tracking link. */
+export function getJob(ctx: OperationContext, id: string) {
+  requirePermission(ctx.actor, 'jobs:read')
+  return presentJob(ctx.db, ctx.links, findJobOrThrow(ctx.db, ctx.scope, id))
 }

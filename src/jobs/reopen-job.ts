@@ -1,8 +1,8 @@
 import { inTransaction } from '../db/client'
-import { AppError } from '../platform/errors'
 import { iso } from '../platform/clock'
-import { applyMove, commitJobChange, loadWritableJob, requireReason, statusText, type JobContext } from './job-context'
-import { isFinished } from './job-status'
+import type { OperationContext } from '../operations/operation-context'
+import { checkMove, commitJobChange } from './commit-job-change'
+import { loadWritableJob, requireReason } from './job-context'
 import type { JobRow } from './job.view'
 
 /**
@@ -10,25 +10,24 @@ import type { JobRow } from './job.view'
  * and the rating cleared. What the move erases is written to the timeline first
  * (job.reopened), then job.status_changed from the finished status to confirmed.
  */
-export function reopenJob(ctx: JobContext, id: string, rawReason: string | undefined): JobRow {
+export function reopenJob(ctx: OperationContext, id: string, rawReason: string | undefined): JobRow {
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, id)
-    if (!isFinished(job.status)) {
-      throw new AppError('job_transition_refused', `The job is ${job.status}; only completed, cancelled or goa jobs can be reopened.`, { from: job.status, to: 'confirmed', reason: 'not_finished' })
-    }
+    checkMove(job, 'confirmed', 'reopen')
     const reason = requireReason(rawReason, 'reason', 'Reopening a job')
-    const move = applyMove(job, 'confirmed', 'reopen', job.unitId !== null, ctx.clock.now())
     const reopenCount = job.reopenCount + 1
-    const set: Partial<JobRow> = { ...move, reopenCount, cancelReason: null, rating: null, ratingComment: null, ratedAt: null }
-    return commitJobChange(tx, ctx, job, set, [
-      {
+    const now = ctx.clock.now()
+    return commitJobChange(tx, ctx, job, {
+      set: { reopenCount, cancelReason: null, rating: null, ratingComment: null, ratedAt: null },
+      events: [{
         type: 'job.reopened', from: job.status, to: 'confirmed',
         detail: {
           reason, reopen_count: reopenCount, previous_reopen_count: job.reopenCount, cancel_reason: job.cancelReason,
-          rating: job.rating, rating_comment: job.ratingComment, rated_at: iso(job.ratedAt), reopened_at: iso(move.milestones.reopened_at),
+          rating: job.rating, rating_comment: job.ratingComment, rated_at: iso(job.ratedAt), reopened_at: iso(now),
         },
-      },
-      { type: 'job.status_changed', from: job.status, to: 'confirmed', detail: { reopen: true } },
-    ], (after, rows) => [statusText(ctx, after, rows[1])]).after
+      }],
+      move: { to: 'confirmed', via: 'reopen', detail: { reopen: true } },
+      nowMs: now,
+    }).after
   })
 }

@@ -8,6 +8,7 @@ export const ERROR_CATALOG = {
   invalid_json: { status: 400, when: 'The body is not UTF-8 JSON, not a JSON object, nests deeper than 64 levels, or ended before it was complete.' },
   unauthorized: { status: 401, when: 'No key, a malformed, unknown or revoked key.' },
   insufficient_scope: { status: 403, when: 'The key lacks the scope the endpoint needs (details.required_scope).' },
+  forbidden: { status: 403, when: "The actor (a dashboard user's role, a driver's or customer's link) may not do this (details.actor, details.required_permission)." },
   not_found: { status: 404, when: 'Unknown route or id, or a resource of another account or site.' },
   conflict: { status: 409, when: 'Another job on the account already has that external_ref (details.existing_job_id).' },
   job_transition_refused: { status: 409, when: 'The status move is not allowed (details.from, details.to, details.reason when known).' },
@@ -18,6 +19,7 @@ export const ERROR_CATALOG = {
   validation_failed: { status: 422, when: 'The body or query does not match the schema, names a date that does not exist, or holds a lone UTF-16 surrogate (details.fields: [{ path, message }], at most 10).' },
   job_reason_required: { status: 422, when: 'Cancelling without cancel_reason, or reopening without reason (3 to 500 characters after trimming).' },
   limit_exceeded: { status: 422, when: 'An account limit would be passed, e.g. more than 100 webhook endpoints (details.limit).' },
+  idempotency_key_in_use: { status: 409, when: 'A request with the same Idempotency-Key is still being handled (a webhook send); retry in a moment to get its answer.' },
   idempotency_key_reused: { status: 422, when: 'The Idempotency-Key was used before with a different request.' },
   rate_limited: { status: 429, when: 'The key went over its per-minute limit (Retry-After, details.retry_after_seconds).' },
   internal_error: { status: 500, when: 'Something failed inside the service; nothing internal is echoed.' },
@@ -33,8 +35,8 @@ export class AppError extends Error {
   readonly errorCode: ErrorCode
   readonly details: Record<string, unknown>
   readonly headers: Record<string, string>
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    super(message)
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause })
     this.errorCode = code
     this.details = details
     this.headers = headers

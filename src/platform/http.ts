@@ -162,6 +162,7 @@ export function createFetchHandler(
     const incoming = request.headers.get('request-id') ?? request.headers.get('x-request-id')
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
     const info = requestInfo(request)
+    info.requestId = requestId
     if (server) info.peer = () => server.requestIP(original)?.address
     let response: Response
     try {

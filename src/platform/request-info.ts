@@ -1,5 +1,7 @@
 /** What the access log and the response headers need to know about a request, filled in while Elysia handles it. */
 export interface RequestInfo {
+  /** The Request-Id the response carries (and every log line about the request). */
+  requestId?: string
   route?: string
   keyId?: string
   accountId?: string

@@ -1,10 +1,14 @@
 import { and, asc, eq, gt, or } from 'drizzle-orm'
-import type { Db } from '../db/client'
+import { requirePermission } from '../accounts/actor'
+import type { OperationContext } from '../operations/operation-context'
 import { decodeCursor, page, pageLimit } from '../platform/paging'
 import { services } from './service.table'
 
 /** GET /services: active services by name with their rate cards. */
-export function listServicesPage(db: Db, accountId: string, query: { limit?: string; cursor?: string }) {
+export function listServicesPage(ctx: OperationContext, query: { limit?: string; cursor?: string }) {
+  requirePermission(ctx.actor, 'services:read')
+  const { db } = ctx
+  const accountId = ctx.scope.accountId
   const limit = pageLimit(query.limit)
   const after = query.cursor ? decodeCursor<[string, string]>(query.cursor, ['string', 'string']) : undefined
   const base = and(eq(services.accountId, accountId), eq(services.active, true))

@@ -5,6 +5,7 @@ import { findAccountById } from '../accounts/account.queries'
 import { systemClock } from '../platform/clock'
 import { addService, parseRate, RATE_UNITS, retireService, ServiceInputError } from './add-service'
 import { listServicesPage } from './list-services'
+import { createContextFactory } from '../operations/context-factory'
 
 const accountOf = (db: Parameters<typeof findAccountById>[0], id: string | undefined) => {
   if (!id) return ensureDefaultAccount(db, systemClock).account
@@ -47,9 +48,9 @@ const servicesList: Command = {
   usage: 'towline services list [--account ID] [--db FILE] [--json]',
   options: { ...DB_OPTIONS, account: { type: 'string' } },
   positionals: 0,
-  run: ({ values }) => withDb(values, (db) => {
+  run: ({ values }) => withDb(values, (db, _config, links) => {
     const account = accountOf(db, values.account)
-    const rows = listServicesPage(db, account.id, { limit: '100' }).data
+    const rows = listServicesPage(createContextFactory({ db, clock: systemClock, links }).forOperator(account.id), { limit: '100' }).data
     if (values.json) return printJson({ object: 'list', data: rows })
     process.stdout.write(rows.length
       ? table(rows.map((r) => ({ ...r, rates: r.rates.map((x) => `${x.kind} $${(x.amount_cents / 100).toFixed(2)}/${x.unit}`).join(', ') })), ['id', 'name', 'service_type', 'rates'])

@@ -20,7 +20,7 @@ const Service = t.Object({
 /** GET /api/v1/services. */
 export function serviceRoutes(auth: AuthPlugin, deps: AppDeps) {
   return new Elysia({ prefix: '/api/v1' }).use(auth)
-    .get('/services', ({ principal, query }) => listServicesPage(deps.db, principal.accountId, query), {
+    .get('/services', ({ ctx, query }) => listServicesPage(ctx, query), {
       scope: 'services:read',
       query: PageQuery,
       response: { 200: ListOf(Service) },

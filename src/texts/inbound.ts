@@ -3,18 +3,18 @@ import type { Clock } from '../platform/clock'
 import { inTransaction } from '../db/client'
 import { normalizePhone } from '../platform/phone'
 import { findAccountById } from '../accounts/account.queries'
-import { commitJobChange, type JobContext } from '../jobs/job-context'
+import { addCustomerMessage } from '../jobs/add-customer-message'
 import { isFinished } from '../jobs/job-status'
-import { findJobOrThrow, toJobRow } from '../jobs/job.queries'
+import { toJobRow } from '../jobs/job.queries'
 import type { JobRow } from '../jobs/job.view'
+import type { ContextFactory } from '../operations/context-factory'
 import { recordConsent, recordOptOut } from './consent'
-import type { JobLinks } from '../jobs/job-links'
 
 const STOP = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT', 'REVOKE']
 const START = ['START', 'YES', 'UNSTOP', 'OPTIN']
 const HELP = ['HELP', 'INFO']
 
-export interface InboundDeps { db: Db; clock: Clock; links: JobLinks; replyWindowMs: number }
+export interface InboundDeps { db: Db; clock: Clock; contexts: ContextFactory; replyWindowMs: number }
 
 /**
  * The accounts a text sent to `to` can concern: those whose own sending number it is, else those
@@ -98,13 +98,9 @@ export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply:
     : undefined
   const job = last && !isFinished(last.status) ? last : newestOpen ?? (last && inWindow(last) ? last : undefined)
   if (!job) return { ...inTransaction(deps.db, () => remember(null, null, null)), unmatched: true }
-  const account = findAccountById(deps.db, job.accountId)!
-  const ctx: JobContext = {
-    db: deps.db, clock: deps.clock, links: deps.links, scope: { accountId: job.accountId, siteIds: null },
-    actor: { kind: 'customer' }, companyName: account.name, defaultCountry: account.defaultCountry,
-  }
+  const ctx = deps.contexts.forCustomer({ accountId: job.accountId, jobId: job.id })
   return inTransaction(deps.db, () => {
-    commitJobChange(deps.db, ctx, findJobOrThrow(deps.db, ctx.scope, job.id), {}, [{ type: 'job.customer_message', detail: { text: msg.body, from: phone, message_sid: msg.sid, ...(msg.media?.length ? { media_urls: msg.media } : {}) } }])
+    addCustomerMessage(ctx, job.id, { text: msg.body, via: 'sms', from: phone, messageSid: msg.sid, mediaUrls: msg.media })
     return remember(null, job.accountId, job.id)
   })
 }

@@ -1,7 +1,9 @@
+import { can, requirePermission } from '../accounts/actor'
 import type { Db } from '../db/client'
+import type { OperationContext } from '../operations/operation-context'
 import { iso } from '../platform/clock'
 import { decodeCursor, page, pageLimit } from '../platform/paging'
-import { findJobOrThrow, type JobScope } from '../jobs/job.queries'
+import { findJobOrThrow } from '../jobs/job.queries'
 import type { TextMessage } from './text.model'
 import { openLinksIn, type JobLinks } from '../jobs/job-links'
 
@@ -31,8 +33,11 @@ function forApiKey(view: TextMessage, canReadRoster: boolean): TextMessage {
 }
 
 /** Lists a job's texts oldest first, beside its timeline; 404 outside the caller's account or sites. */
-export function listJobTexts(db: Db, links: JobLinks, scope: JobScope, jobId: string, query: { limit?: string; cursor?: string }, canReadRoster: boolean) {
-  const job = findJobOrThrow(db, scope, jobId)
+export function listJobTexts(ctx: OperationContext, jobId: string, query: { limit?: string; cursor?: string }) {
+  requirePermission(ctx.actor, 'jobs:read')
+  const { db, links } = ctx
+  const canReadRoster = can(ctx.actor, 'roster:read')
+  const job = findJobOrThrow(db, ctx.scope, jobId)
   const limit = pageLimit(query.limit)
   const [afterAt, afterId] = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string']) : [-1, '']
   const rows = db.$client.query<RawText, [string, number, number, string, number]>(

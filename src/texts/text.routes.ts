@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import type { AppDeps } from '../app'
+import type { RouteDeps } from '../app'
 import type { AuthPlugin } from '../accounts/auth.plugin'
 import { JobIdParams, ListOf, PageQuery } from '../jobs/job.model'
 import { listJobTexts } from './list-texts'
@@ -18,7 +18,7 @@ const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>
 const mediaUrls = (p: Record<string, string>) => Array.from({ length: Math.min(10, Number(p.NumMedia) || 0) }, (_, i) => p[`MediaUrl${i}`]).filter((u): u is string => !!u)
 
 /** Twilio's webhooks: inbound texts and delivery reports, each checked with X-Twilio-Signature. */
-export function textRoutes(deps: AppDeps) {
+export function textRoutes(deps: RouteDeps) {
   const token = deps.config.twilio.authToken
   /** Reads Twilio's form body and checks its signature against the URL Twilio called (our public URL). */
   async function signed(request: Request, path: string): Promise<Record<string, string> | null> {
@@ -31,7 +31,7 @@ export function textRoutes(deps: AppDeps) {
       const p = await signed(request, '/sms/twilio/inbound')
       if (!p) return refused()
       const { reply, unmatched } = handleInboundText(
-        { db: deps.db, clock: deps.clock, links: deps.links, replyWindowMs: deps.config.smsReplyWindowMs },
+        { db: deps.db, clock: deps.clock, contexts: deps.contexts, replyWindowMs: deps.config.smsReplyWindowMs },
         { from: p.From ?? '', to: p.To ?? '', body: p.Body ?? '', sid: p.MessageSid ?? p.SmsSid ?? null, media: mediaUrls(p) },
       )
       // Nobody would see it otherwise: say so in the log, where the operator looks (the number masked).
@@ -47,10 +47,10 @@ export function textRoutes(deps: AppDeps) {
 }
 
 /** GET /jobs/{id}/texts: what was texted about a job (or recorded only, with the log provider), and what was skipped and why. */
-export function jobTextRoutes(auth: AuthPlugin, deps: AppDeps) {
+export function jobTextRoutes(auth: AuthPlugin, deps: RouteDeps) {
   return new Elysia({ prefix: '/api/v1' })
     .use(auth)
-    .get('/jobs/:id/texts', ({ principal, params, query }) => listJobTexts(deps.db, deps.links, { accountId: principal.accountId, siteIds: principal.siteIds }, params.id, query, principal.scopes.includes('roster:read')), {
+    .get('/jobs/:id/texts', ({ ctx, params, query }) => listJobTexts(ctx, params.id, query), {
       scope: 'jobs:read',
       params: JobIdParams,
       query: PageQuery,

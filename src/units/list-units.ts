@@ -1,6 +1,6 @@
-import type { Db } from '../db/client'
+import { requirePermission } from '../accounts/actor'
+import type { OperationContext } from '../operations/operation-context'
 import { decodeCursor, page, pageLimit } from '../platform/paging'
-import type { AccountScope } from '../accounts/account-scope'
 import { busyUnitIds, listUnits, positionOf, type UnitRow } from './unit.queries'
 
 /** A unit as the API shows it. */
@@ -17,7 +17,9 @@ export function unitView(u: UnitRow, busy: boolean) {
 }
 
 /** GET /units: the roster by name (the units serving the caller's sites), with each unit's last shared position and whether it holds a job. */
-export function listUnitsPage(db: Db, scope: AccountScope, query: { limit?: string; cursor?: string }) {
+export function listUnitsPage(ctx: OperationContext, query: { limit?: string; cursor?: string }) {
+  requirePermission(ctx.actor, 'roster:read')
+  const { db, scope } = ctx
   const limit = pageLimit(query.limit)
   const after = query.cursor ? decodeCursor<[string, string]>(query.cursor, ['string', 'string']) : undefined
   const rows = listUnits(db, scope, limit + 1, after ? { name: after[0], id: after[1] } : undefined)

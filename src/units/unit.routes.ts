@@ -71,7 +71,7 @@ export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
     .get('/osmand', ingest, { detail: { hide: true } })
     .post('/osmand', ingest, { detail: { hide: true } })
     .use(new Elysia({ prefix: '/api/v1' }).use(auth)
-      .get('/units', ({ principal, query }) => listUnitsPage(deps.db, { accountId: principal.accountId, siteIds: principal.siteIds }, query), {
+      .get('/units', ({ ctx, query }) => listUnitsPage(ctx, query), {
         scope: 'roster:read',
         query: PageQuery,
         response: { 200: ListOf(Unit) },

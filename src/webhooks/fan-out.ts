@@ -4,6 +4,7 @@ import type { JobRow } from '../jobs/job.view'
 import { presentJob } from '../jobs/present-job'
 import { sealLinksIn, type JobLinks } from '../jobs/job-links'
 import { markEndpointsDue } from './webhook.queries'
+import type { JobWriter } from '../jobs/commit-job-change'
 
 /** Woken after deliveries are written, so the scheduler sends them without polling. */
 let wakeScheduler: (endpointIds?: string[]) => void = () => {}
@@ -66,3 +67,6 @@ export function fanOutJobEvents(tx: Db, links: JobLinks, job: JobRow, events: Jo
   // After the caller's (synchronous) transaction has committed.
   queueMicrotask(() => wakeScheduler(ids))
 }
+
+/** The webhook outbox writer: each committed job event some endpoint takes goes into the event log, in the change's transaction. */
+export const webhookOutboxWriter: JobWriter = (tx, change) => fanOutJobEvents(tx, change.ctx.links, change.after, change.events, change.nowMs)

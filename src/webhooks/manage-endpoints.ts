@@ -2,13 +2,15 @@ import type { Db } from '../db/client'
 import { inTransaction } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { AppError, validationFailed } from '../platform/errors'
-import type { AccountScope } from '../accounts/account-scope'
+import { requirePermission } from '../accounts/actor'
+import type { OperationContext } from '../operations/operation-context'
 import { newId } from '../platform/ids'
 import { checkHost, describeRefused, type AddressPolicy } from '../platform/net'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { mintSecret } from './signature'
 import { endpointsChanged } from './fan-out'
-import { countEndpoints, findEndpointOrThrow, lastEventSeq, refreshEndpointDue, type EndpointRow } from './webhook.queries'
+import { countEndpoints, endpointView, findEndpointOrThrow, lastEventSeq, listEndpointsPage, refreshEndpointDue, type EndpointRow } from './webhook.queries'
+import { pageLimit } from '../platform/paging'
 
 /** Live endpoints one account may have: enough for any integration, few enough that no tenant can weigh on the others. */
 export const MAX_ENDPOINTS_PER_ACCOUNT = 100
@@ -53,7 +55,9 @@ export function checkEvents(events: string[]): string[] {
  * limited to sites receives the jobs of those sites only, and only such keys (or unlimited ones)
  * manage it.
  */
-export async function createEndpoint(deps: EndpointDeps, scope: AccountScope, input: { url: string; events: string[]; description?: string | null }) {
+export async function createEndpoint(deps: EndpointDeps, ctx: OperationContext, input: { url: string; events: string[]; description?: string | null }) {
+  requirePermission(ctx.actor, 'webhooks:manage')
+  const scope = ctx.scope
   const events = checkEvents(input.events)
   const url = await checkTargetUrl(input.url, deps.allowPrivate, deps)
   const now = deps.clock.now()
@@ -78,10 +82,12 @@ export async function createEndpoint(deps: EndpointDeps, scope: AccountScope, in
 /** Changes an endpoint: URL, events, description, pause/resume, secret rotation. Returns it and, on rotation, the new secret. */
 export async function updateEndpoint(
   deps: EndpointDeps,
-  scope: AccountScope,
+  ctx: OperationContext,
   id: string,
   input: { url?: string; events?: string[]; description?: string | null; status?: 'active' | 'paused'; rotate_secret?: boolean },
 ): Promise<{ endpoint: EndpointRow; secret?: string }> {
+  requirePermission(ctx.actor, 'webhooks:manage')
+  const scope = ctx.scope
   findEndpointOrThrow(deps.db, scope, id)
   const events = input.events !== undefined ? checkEvents(input.events) : undefined
   const url = input.url !== undefined ? await checkTargetUrl(input.url, deps.allowPrivate, deps) : undefined
@@ -116,7 +122,9 @@ export async function updateEndpoint(
 }
 
 /** Deletes an endpoint: it disappears from the API and its undelivered deliveries are cancelled. */
-export function deleteEndpoint(deps: EndpointDeps, scope: AccountScope, id: string): EndpointRow {
+export function deleteEndpoint(deps: EndpointDeps, ctx: OperationContext, id: string): EndpointRow {
+  requirePermission(ctx.actor, 'webhooks:manage')
+  const scope = ctx.scope
   return inTransaction(deps.db, () => {
     const e = findEndpointOrThrow(deps.db, scope, id)
     const now = deps.clock.now()
@@ -131,4 +139,16 @@ export function deleteEndpoint(deps: EndpointDeps, scope: AccountScope, id: stri
 /** The secrets that sign a delivery now: the current one, and the previous one during the overlap. */
 export function signingSecrets(e: EndpointRow, nowMs: number): string[] {
   return e.previousSecret && (e.previousSecretExpiresAt ?? 0) > nowMs ? [e.secret, e.previousSecret] : [e.secret]
+}
+
+/** GET /webhooks: the endpoints the actor manages, oldest first, cursor-paged. */
+export function listEndpoints(ctx: OperationContext, query: { limit?: string; cursor?: string }) {
+  requirePermission(ctx.actor, 'webhooks:manage')
+  return listEndpointsPage(ctx.db, ctx.scope, pageLimit(query.limit), query.cursor)
+}
+
+/** GET /webhooks/{id}: one endpoint the actor manages. */
+export function getEndpoint(ctx: OperationContext, id: string) {
+  requirePermission(ctx.actor, 'webhooks:manage')
+  return endpointView(findEndpointOrThrow(ctx.db, ctx.scope, id))
 }

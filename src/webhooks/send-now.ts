@@ -1,5 +1,6 @@
 import type { Db } from '../db/client'
-import type { AccountScope } from '../accounts/account-scope'
+import { requirePermission } from '../accounts/actor'
+import type { OperationContext } from '../operations/operation-context'
 import type { Clock } from '../platform/clock'
 import { AppError, notFound } from '../platform/errors'
 import { newId } from '../platform/ids'
@@ -20,8 +21,9 @@ export function attemptView(r: AttemptResult, deliveryId: string) {
 }
 
 /** Sends a `ping` to one endpoint now (paused or not) and records it; pings never count toward pausing. */
-export async function pingEndpoint(deps: SendNowDeps, scope: AccountScope, endpointId: string) {
-  const e = findEndpointOrThrow(deps.db, scope, endpointId)
+export async function pingEndpoint(deps: SendNowDeps, ctx: OperationContext, endpointId: string) {
+  requirePermission(ctx.actor, 'webhooks:manage')
+  const e = findEndpointOrThrow(deps.db, ctx.scope, endpointId)
   const now = deps.clock.now()
   const id = newId('dlv', now)
   const lease = leaseFor(deps)
@@ -41,8 +43,9 @@ export async function pingEndpoint(deps: SendNowDeps, scope: AccountScope, endpo
  * once: a delivery in flight answers 409 delivery_in_flight. A failed resend leaves the
  * delivery's own schedule as it was.
  */
-export async function resendDelivery(deps: SendNowDeps, scope: AccountScope, endpointId: string, deliveryId: string) {
-  const e = findEndpointOrThrow(deps.db, scope, endpointId)
+export async function resendDelivery(deps: SendNowDeps, ctx: OperationContext, endpointId: string, deliveryId: string) {
+  requirePermission(ctx.actor, 'webhooks:manage')
+  const e = findEndpointOrThrow(deps.db, ctx.scope, endpointId)
   const d = deps.db.$client.query<Record<string, any>, [string, string]>(`SELECT d.*, ${DELIVERY_DATA} FROM ${DELIVERIES_WITH_DATA} WHERE d.id = ? AND d.endpoint_id = ?`).get(deliveryId, e.id)
   if (!d) throw notFound('delivery', deliveryId)
   const now = deps.clock.now()
@@ -62,8 +65,10 @@ export async function resendDelivery(deps: SendNowDeps, scope: AccountScope, end
  * from the delivery and its event's payload: the envelope is a pure function of them and the
  * attempt number, so it is not stored once per attempt.
  */
-export function listAttempts(db: Db, links: JobLinks, scope: AccountScope, endpointId: string, limit: number) {
-  const e = findEndpointOrThrow(db, scope, endpointId)
+export function listAttempts(ctx: OperationContext, endpointId: string, limit: number) {
+  requirePermission(ctx.actor, 'webhooks:manage')
+  const { db, links } = ctx
+  const e = findEndpointOrThrow(db, ctx.scope, endpointId)
   const rows = db.$client.query<Record<string, any>, [string, number]>(
     `SELECT a.*, d.account_id AS d_account_id, d.created_at AS d_created_at, ${DELIVERY_DATA}
        FROM webhook_attempts a LEFT JOIN webhook_deliveries d ON d.id = a.delivery_id LEFT JOIN webhook_events p ON p.event_id = d.event_id

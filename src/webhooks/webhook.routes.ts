@@ -1,14 +1,14 @@
 import { Elysia, t } from 'elysia'
-import type { AppDeps } from '../app'
+import type { RouteDeps } from '../app'
 import type { AuthPlugin } from '../accounts/auth.plugin'
 import { ListOf, PageQuery } from '../jobs/job.model'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { oneOf } from '../platform/schema'
-import { createEndpoint, deleteEndpoint, updateEndpoint } from './manage-endpoints'
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint } from './manage-endpoints'
 import { listAttempts, pingEndpoint, resendDelivery } from './send-now'
-import { endpointView, findEndpointOrThrow, listEndpointsPage } from './webhook.queries'
-import type { Principal } from '../accounts/authenticate'
+import { endpointView } from './webhook.queries'
 import { pageLimit } from '../platform/paging'
+import { IdempotencyHeaders, idempotencyOwner, reply, withIdempotencyAsync } from '../idempotency/idempotency'
 
 const strict = { additionalProperties: false } as const
 const EventList = t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: 50, description: `Event types, or ["*"] for all: ${WEBHOOK_EVENT_TYPES.join(', ')}.` })
@@ -40,33 +40,32 @@ const Attempt = t.Object({
 const IdParams = t.Object({ id: t.String({ description: 'Endpoint id (whk_...).' }) })
 
 /** The /webhooks endpoints (scope webhooks:manage). */
-export function webhookRoutes(auth: AuthPlugin, deps: AppDeps) {
+export function webhookRoutes(auth: AuthPlugin, deps: RouteDeps) {
   const manage = { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhookAllowPrivate, resolve: deps.webhookSend.resolve, isAllowedAddress: deps.webhookSend.isAllowedAddress }
   const sendNow = { db: deps.db, clock: deps.clock, schedule: deps.config.webhookRetryScheduleMs, send: deps.webhookSend, links: deps.links }
   const tags = ['Webhooks']
-  const scopeOf = (p: Principal) => ({ accountId: p.accountId, siteIds: p.siteIds })
   return new Elysia({ prefix: '/api/v1' }).use(auth)
-    .get('/webhooks', ({ principal, query }) => listEndpointsPage(deps.db, scopeOf(principal), pageLimit(query.limit), query.cursor), {
+    .get('/webhooks', ({ ctx, query }) => listEndpoints(ctx, query), {
       scope: 'webhooks:manage',
       query: PageQuery,
       response: { 200: ListOf(Endpoint) },
       detail: { summary: 'List webhook endpoints', description: 'Oldest first, cursor-paged like every list. A key limited to sites sees the endpoints made for its sites.', tags },
     })
-    .post('/webhooks', async ({ principal, body, set }) => {
-      const e = await createEndpoint(manage, scopeOf(principal), body)
-      set.status = 201
-      return { ...endpointView(e), secret: e.secret }
-    }, {
+    .post('/webhooks', async ({ ctx, body, headers, set }) => reply(set, await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: '/webhooks', body }, async () => {
+      const e = await createEndpoint(manage, ctx, body)
+      return { status: 201, body: { ...endpointView(e), secret: e.secret } }
+    })), {
       scope: 'webhooks:manage',
+      headers: IdempotencyHeaders,
       body: t.Object({ url: t.String({ maxLength: 2048, description: 'https only.' }), events: EventList, description: t.Optional(t.Nullable(t.String({ maxLength: 500 }))) }, strict),
       response: { 201: Endpoint },
-      detail: { summary: 'Add a webhook endpoint', description: 'https URLs only. Loopback, private, link-local and other non-public targets are refused (422 on url) however the host is written (IPv4-mapped, NAT64 or 6to4 IPv6; decimal, hex, octal or short IPv4; a trailing dot), and so is a name with any such address, unless the operator allows private targets. Every delivery attempt checks the host again and connects to the address it checked. The secret is returned once, here. An endpoint made by a key limited to sites receives the jobs of those sites only. An account has at most 100 endpoints.', tags, 'x-error-codes': ['limit_exceeded'], 'x-success-description': 'The endpoint was added; store its secret now.' },
+      detail: { summary: 'Add a webhook endpoint', description: 'https URLs only. Loopback, private, link-local and other non-public targets are refused (422 on url) however the host is written (IPv4-mapped, NAT64 or 6to4 IPv6; decimal, hex, octal or short IPv4; a trailing dot), and so is a name with any such address, unless the operator allows private targets. Every delivery attempt checks the host again and connects to the address it checked. The secret is returned once, here. An endpoint made by a key limited to sites receives the jobs of those sites only. An account has at most 100 endpoints.', tags, 'x-error-codes': ['limit_exceeded', 'idempotency_key_reused', 'idempotency_key_in_use'], 'x-success-description': 'The endpoint was added; store its secret now.' },
     })
-    .get('/webhooks/:id', ({ principal, params }) => endpointView(findEndpointOrThrow(deps.db, scopeOf(principal), params.id)), {
+    .get('/webhooks/:id', ({ ctx, params }) => getEndpoint(ctx, params.id), {
       scope: 'webhooks:manage', params: IdParams, response: { 200: Endpoint }, detail: { summary: 'Get a webhook endpoint', tags },
     })
-    .patch('/webhooks/:id', async ({ principal, params, body }) => {
-      const { endpoint, secret } = await updateEndpoint(manage, scopeOf(principal), params.id, body)
+    .patch('/webhooks/:id', async ({ ctx, params, body }) => {
+      const { endpoint, secret } = await updateEndpoint(manage, ctx, params.id, body)
       return secret ? { ...endpointView(endpoint), secret } : endpointView(endpoint)
     }, {
       scope: 'webhooks:manage',
@@ -81,29 +80,32 @@ export function webhookRoutes(auth: AuthPlugin, deps: AppDeps) {
       response: { 200: Endpoint },
       detail: { summary: 'Change, pause, resume or rotate an endpoint', tags },
     })
-    .delete('/webhooks/:id', ({ principal, params }) => {
-      const e = deleteEndpoint(manage, scopeOf(principal), params.id)
+    .delete('/webhooks/:id', ({ ctx, params }) => {
+      const e = deleteEndpoint(manage, ctx, params.id)
       return { object: 'webhook_endpoint' as const, id: e.id, deleted: true as const }
     }, {
       scope: 'webhooks:manage', params: IdParams,
       response: { 200: t.Object({ object: t.Literal('webhook_endpoint'), id: t.String(), deleted: t.Literal(true) }) },
       detail: { summary: 'Delete an endpoint', description: 'Its undelivered deliveries are cancelled.', tags },
     })
-    .post('/webhooks/:id/test', ({ principal, params }) => pingEndpoint(sendNow, scopeOf(principal), params.id), {
-      scope: 'webhooks:manage', params: IdParams, response: { 200: AttemptOutcome },
-      detail: { summary: 'Send a ping now', description: 'Sends a signed ping event to the endpoint (even if paused) and returns what it answered. Pings never count toward pausing.', tags },
+    .post('/webhooks/:id/test', async ({ ctx, params, headers, set }) => reply(set, await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/webhooks/${params.id}/test`, body: null },
+      async () => ({ status: 200, body: await pingEndpoint(sendNow, ctx, params.id) }))), {
+      scope: 'webhooks:manage', params: IdParams, headers: IdempotencyHeaders, response: { 200: AttemptOutcome },
+      detail: { summary: 'Send a ping now', description: 'Sends a signed ping event to the endpoint (even if paused) and returns what it answered. Pings never count toward pausing.', tags, 'x-error-codes': ['idempotency_key_reused', 'idempotency_key_in_use'] },
     })
-    .get('/webhooks/:id/deliveries', ({ principal, params, query }) => listAttempts(deps.db, deps.links, scopeOf(principal), params.id, pageLimit(query.limit ?? '100')), {
+    .get('/webhooks/:id/deliveries', ({ ctx, params, query }) => listAttempts(ctx, params.id, pageLimit(query.limit ?? '100')), {
       scope: 'webhooks:manage',
       params: IdParams,
       query: t.Object({ limit: t.Optional(t.String({ pattern: '^[0-9]+$', description: '1 to 100, default 100.' })) }, strict),
       response: { 200: ListOf(Attempt) },
       detail: { summary: 'The last delivery attempts', description: 'The last 100 attempts, newest first, with the request as sent and the answer (first 2 KiB).', tags },
     })
-    .post('/webhooks/:id/deliveries/:delivery_id/retry', ({ principal, params }) => resendDelivery(sendNow, scopeOf(principal), params.id, params.delivery_id), {
+    .post('/webhooks/:id/deliveries/:delivery_id/retry', async ({ ctx, params, headers, set }) => reply(set, await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/webhooks/${params.id}/deliveries/${params.delivery_id}/retry`, body: null },
+      async () => ({ status: 200, body: await resendDelivery(sendNow, ctx, params.id, params.delivery_id) }))), {
       scope: 'webhooks:manage',
+      headers: IdempotencyHeaders,
       params: t.Object({ id: t.String(), delivery_id: t.String({ description: 'Delivery id (dlv_...).' }) }),
       response: { 200: AttemptOutcome },
-      detail: { summary: 'Resend one delivery now', description: 'Same delivery id, next attempt number; returns what the endpoint answered. A delivery being attempted at this moment answers 409 delivery_in_flight. A failed resend leaves the delivery\'s own retries as they were.', tags, 'x-error-codes': ['delivery_in_flight'] },
+      detail: { summary: 'Resend one delivery now', description: 'Same delivery id, next attempt number; returns what the endpoint answered. A delivery being attempted at this moment answers 409 delivery_in_flight. A failed resend leaves the delivery\'s own retries as they were.', tags, 'x-error-codes': ['delivery_in_flight', 'idempotency_key_reused', 'idempotency_key_in_use'] },
     })
 }
