@@ -372,6 +372,20 @@ describe('PATCH /jobs/{id}: fields', () => {
     expect(events[1].sequence).toBeGreaterThan(events[0].sequence)
   })
 
+  test('a status change with a new ETA texts the new ETA: the ETA rides with the move, told after it', async () => {
+    const { job } = await bringTo(api, key, 'dispatched', { job: { customer: { name: 'Ann', phone: '+15035550142', sms_consent: true } } })
+    const before = await snapshot(api, key, job.id)
+    const eta = new Date(api.clock.now() + 25 * 60_000).toISOString()
+    const res = await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'en_route', eta_at: eta, destination: 'Elsewhere' })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ status: 'en_route', eta_at: eta, destination: 'Elsewhere' })
+    const events = await newEvents(api, key, job.id, before.events)
+    expect(events.map((e) => e.type)).toEqual(['job.status_changed', 'job.eta_updated', 'job.updated'])
+    const texts = textsSince(api, before.texts)
+    expect(texts.map((t) => t.template)).toEqual(['status_en_route'])
+    expect(texts[0].body).toContain('arriving in about 25 min')
+  })
+
   test('eta_at emits job.eta_updated with the new and previous time', async () => {
     const job = await makeJob(api, key)
     const before = await snapshot(api, key, job.id)
