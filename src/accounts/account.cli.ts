@@ -95,14 +95,14 @@ const keysRevoke: Command = {
 const accountsCreate: Command = {
   name: 'accounts create',
   summary: 'Create another account (prints its id)',
-  usage: `towline accounts create --name NAME [--site-name NAME] [--country CC] [--phone PHONE] [--db FILE] [--json]\n\nPrints the new account id; then \`towline keys create --account ID ...\` makes a key for it.\n--country: where phone numbers without +country are from (default US; one of ${PHONE_COUNTRIES.join(', ')}).\n--phone: the company phone customers see.`,
+  usage: `towline accounts create --name NAME [--site-name NAME] [--country CC] [--phone PHONE] [--db FILE] [--json]\n\nPrints the new account id; then \`towline keys create --account ID ...\` makes a key for it.\n--country: where phone numbers without +country are from (default US; a two-letter ISO 3166 code such as US, CA, GB, AU, FR).\n--phone: the company phone customers see.`,
   options: { ...DB_OPTIONS, name: { type: 'string' }, 'site-name': { type: 'string' }, country: { type: 'string' }, phone: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db) => {
     if (!values.name?.trim()) throw new UsageError('--name is required')
     ensureDefaultAccount(db, systemClock)
     const country = String(values.country ?? 'US').toUpperCase()
-    if (!PHONE_COUNTRIES.includes(country)) throw new UsageError(`--country must be one of ${PHONE_COUNTRIES.join(', ')}`)
+    if (!PHONE_COUNTRIES.includes(country)) throw new UsageError(`--country must be a two-letter ISO 3166 country code such as US, CA, GB, AU or FR (${PHONE_COUNTRIES.length} are known)`)
     const phone = values.phone?.trim() ? normalizePhone(values.phone, country) : null
     if (values.phone?.trim() && !phone) throw new UsageError(`--phone: "${values.phone}" is not a phone number; use the +country form`)
     const { account, site } = createAccount(db, systemClock, { name: values.name, siteName: values['site-name'], defaultCountry: country, phone })
@@ -137,7 +137,7 @@ const accountsUpdate: Command = {
   usage: `towline accounts update [ACCOUNT_ID] [--name NAME] [--phone PHONE] [--country CC] [--sms-from PHONE] [--account ID] [--db FILE] [--json]
 
 The company name and phone are what customers see (texts, the HELP reply). --country is where
-numbers without +country are from (${PHONE_COUNTRIES.join(', ')}). --sms-from is the number this
+numbers without +country are from (a two-letter ISO 3166 code such as US or GB). --sms-from is the number this
 account's texts go out from and replies come back to (Twilio); "" goes back to TWILIO_FROM.
 "--phone ''" clears the phone. Without ACCOUNT_ID (or --account): the default account.`,
   options: { ...DB_OPTIONS, name: { type: 'string' }, phone: { type: 'string' }, country: { type: 'string' }, 'sms-from': { type: 'string' }, account: { type: 'string' } },

@@ -21,7 +21,7 @@ export function updateAccount(db: Db, _clock: Clock, id: string, input: { name?:
   }
   if (input.country !== undefined) {
     const country = input.country.toUpperCase()
-    if (!PHONE_COUNTRIES.includes(country)) throw new AccountInputError(`the country must be one of ${PHONE_COUNTRIES.join(', ')}`)
+    if (!PHONE_COUNTRIES.includes(country)) throw new AccountInputError(`the country must be a two-letter ISO 3166 country code such as US, CA, GB, AU or FR (${PHONE_COUNTRIES.length} are known)`)
     next.defaultCountry = country
   }
   const phone = (raw: string | null | undefined, what: string) => {

@@ -21,3 +21,19 @@ test.each([
 ])('reads %s in %s as %s', (input, country, e164) => expect(normalizePhone(input, country)).toBe(e164))
 
 test('a number without + in an unknown country is refused', () => expect(normalizePhone('5552013344', 'XX')).toBeNull())
+
+test.each([
+  ['06 12 34 56 78', 'FR', '+33612345678'],
+  ['03-1234-5678', 'JP', '+81312345678'],
+  ['030 123456', 'DE', '+4930123456'],
+  ['(11) 91234-5678', 'BR', '+5511912345678'],
+  ['+33 6 12 34 56 78', 'US', '+33612345678'],
+])('reads %s in %s as %s, for every country libphonenumber knows', (input, country, e164) => expect(normalizePhone(input, country)).toBe(e164))
+
+test.each([
+  ['+1 503 555 0142 ext. 12', 'US'],
+  ['+33 0 23 45 67 89', 'US'],
+  ['+1 123 456 7890', 'US'],
+  ['+999 123456789', 'US'],
+  ['++15035550142', 'US'],
+])('refuses %s (an extension, or a shape the country\'s plan does not have)', (input, country) => expect(normalizePhone(input, country)).toBeNull())
