@@ -3,6 +3,8 @@
  * - route files never touch the database directly (they call operations);
  * - only src/config.ts reads process.env (src/main.ts passes it in);
  * - platform/ helpers import no feature;
+ * - the tenant (account, acct_, src/accounts/) and the commercial accounts directory
+ *   (commercial_account, cac_, scope accounts:read, src/commercial-accounts/) are never mixed up;
  * - jobs import neither texts nor webhooks: what a job change sets off is registered (operations/context-factory.ts);
  * - no focused or skipped tests;
  * - no t.UnionEnum (Elysia fills in its first value as a default).
@@ -19,6 +21,10 @@ for await (const file of new Glob('{src,test,scripts}/**/*.ts').scan('.')) {
     if (file.startsWith('src/') && !file.endsWith('.test.ts') && !['src/config.ts', 'src/cli/cli.ts'].includes(file) && /process\.env\b/.test(line)) problems.push(`${at}: read settings in src/config.ts only`)
     if (file.startsWith('src/platform/') && /from ['"]\.\.\/(?!platform|db|version)[a-z-]+\//.test(line) && !file.endsWith('.test.ts')) problems.push(`${at}: platform helpers import no feature`)
     if (file.startsWith('src/jobs/') && !file.endsWith('.test.ts') && /from ['"]\.\.\/(texts|webhooks)\//.test(line)) problems.push(`${at}: jobs do not import texts or webhooks; register a JobWriter in src/operations/context-factory.ts`)
+    if (file.startsWith('src/') && !file.endsWith('.test.ts') && !file.startsWith('src/commercial-accounts/') && !['src/accounts/scopes.ts', 'src/platform/ids.ts'].includes(file)
+      && /commercial.?account|'cac'|cac_|'accounts:read'/i.test(line) && !/^\s*(\/\/|\*|\/\*\*)/.test(line)) {
+      problems.push(`${at}: the commercial accounts directory (cac_, accounts:read) lives in src/commercial-accounts/; "account" elsewhere is the tenant`)
+    }
     if (/\b(test|it|describe)\.(only|skip|todo)\(/.test(line)) problems.push(`${at}: focused or skipped test`)
     if (file.startsWith('src/') && file !== 'src/platform/schema.ts' && /t\.UnionEnum\(/.test(line)) problems.push(`${at}: use oneOf() from platform/schema: t.UnionEnum defaults to its first value`)
   })

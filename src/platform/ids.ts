@@ -1,7 +1,8 @@
 /** Prefixed, time-sortable ids (ULID-like): `job_01JF...`. Sorting ids sorts by creation time. */
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ' // Crockford base32
-export type IdPrefix = 'job' | 'unit' | 'svc' | 'note' | 'evt' | 'whk' | 'dlv' | 'key' | 'acct' | 'site' | 'req' | 'txt' | 'usr' | 'att' | 'rate'
+/** `acct` is a tenant (a towing company using Towline); `cac` an entry of its commercial accounts directory (a motor club, a police agency...). */
+export type IdPrefix = 'job' | 'unit' | 'svc' | 'note' | 'evt' | 'whk' | 'dlv' | 'key' | 'acct' | 'cac' | 'site' | 'req' | 'txt' | 'usr' | 'att' | 'rate'
 
 let lastMs = -1
 const lastRand = new Uint8Array(16)
