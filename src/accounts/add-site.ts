@@ -1,3 +1,4 @@
+import { InputError } from '../platform/errors'
 import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { newId } from '../platform/ids'
@@ -5,14 +6,14 @@ import { sites } from './account.table'
 import { findAccountById, listSites, type SiteRow } from './account.queries'
 
 /** A site that cannot be added as asked. */
-export class SiteInputError extends Error {}
+export class SiteInputError extends InputError {}
 
 /** Adds a site (a yard) to an account; names are unique within the account, ignoring case. */
 export function addSite(db: Db, clock: Clock, input: { accountId: string; name: string }): SiteRow {
   const name = input.name.trim()
-  if (!name) throw new SiteInputError('a site needs a name')
-  if (!findAccountById(db, input.accountId)) throw new SiteInputError(`no account ${input.accountId}`)
-  if (listSites(db, input.accountId).some((s) => s.name.toLowerCase() === name.toLowerCase())) throw new SiteInputError(`the account already has a site named "${name}"`)
+  if (!name) throw new SiteInputError('a site needs a name', 'name')
+  if (!findAccountById(db, input.accountId)) throw new SiteInputError(`no account ${input.accountId}`, 'account')
+  if (listSites(db, input.accountId).some((s) => s.name.toLowerCase() === name.toLowerCase())) throw new SiteInputError(`the account already has a site named "${name}"`, 'name')
   const now = clock.now()
   const row: SiteRow = { id: newId('site', now), accountId: input.accountId, name, createdAt: now }
   db.insert(sites).values(row).run()
@@ -24,7 +25,7 @@ export function resolveSites(db: Db, accountId: string, wanted: string[]): SiteR
   const all = listSites(db, accountId)
   return wanted.map((s) => {
     const site = all.find((x) => x.id === s || x.name.toLowerCase() === s.toLowerCase())
-    if (!site) throw new SiteInputError(`no site "${s}" in account ${accountId}; its sites are ${all.map((x) => `${x.id} (${x.name})`).join(', ')}`)
+    if (!site) throw new SiteInputError(`no site "${s}" in account ${accountId}; its sites are ${all.map((x) => `${x.id} (${x.name})`).join(', ')}`, 'sites')
     return site
   })
 }

@@ -1,3 +1,4 @@
+import { InputError } from '../platform/errors'
 import type { Db } from '../db/client'
 import { inTransaction } from '../db/client'
 import type { Clock } from '../platform/clock'
@@ -8,7 +9,7 @@ import { findDefaultAccount, type AccountRow, type SiteRow } from './account.que
 /** Creates an account with its first site ("Main yard" unless named). */
 export function createAccount(db: Db, clock: Clock, input: { name: string; siteName?: string; isDefault?: boolean; defaultCountry?: string; phone?: string | null }): { account: AccountRow; site: SiteRow } {
   const name = input.name.trim()
-  if (!name) throw new Error('an account needs a name')
+  if (!name) throw new InputError('an account needs a name', 'name')
   const now = clock.now()
   const account: AccountRow = { id: newId('acct', now), name, isDefault: input.isDefault ?? false, defaultCountry: (input.defaultCountry ?? 'US').toUpperCase(), phone: input.phone ?? null, smsFrom: null, createdAt: now }
   const site: SiteRow = { id: newId('site', now), accountId: account.id, name: input.siteName?.trim() || 'Main yard', createdAt: now }

@@ -1,3 +1,4 @@
+import { InputError } from '../platform/errors'
 import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { newId } from '../platform/ids'
@@ -8,7 +9,7 @@ import { displayPrefix, hashApiKey, mintApiKey } from './api-key'
 import { isScope, SCOPES, type Scope } from './scopes'
 
 /** A key-creation request that cannot be honoured (unknown scope, site or account). */
-export class KeyInputError extends Error {}
+export class KeyInputError extends InputError {}
 
 export interface CreatedKey {
   object: 'key'
@@ -30,21 +31,21 @@ export function createKey(
   input: { accountId: string; name: string; scopes: string[]; sites?: string[] },
 ): CreatedKey {
   const account: AccountRow | undefined = findAccountById(db, input.accountId)
-  if (!account) throw new KeyInputError(`no account with id ${input.accountId}`)
+  if (!account) throw new KeyInputError(`no account with id ${input.accountId}`, 'account')
   const name = input.name.trim()
-  if (!name) throw new KeyInputError('a key needs a name (--name)')
+  if (!name) throw new KeyInputError('a key needs a name (--name)', 'name')
   const wanted = input.scopes.map((s) => s.trim()).filter(Boolean)
   const scopes: Scope[] = wanted.includes('*') || wanted.includes('all') ? [...SCOPES] : []
   if (!scopes.length) {
     for (const s of wanted) {
-      if (!isScope(s)) throw new KeyInputError(`unknown scope "${s}"; scopes are ${SCOPES.join(', ')}`)
+      if (!isScope(s)) throw new KeyInputError(`unknown scope "${s}"; scopes are ${SCOPES.join(', ')}`, 'scopes')
       if (!scopes.includes(s)) scopes.push(s)
     }
   }
-  if (!scopes.length) throw new KeyInputError(`a key needs at least one scope (--scopes), from ${SCOPES.join(', ')}`)
+  if (!scopes.length) throw new KeyInputError(`a key needs at least one scope (--scopes), from ${SCOPES.join(', ')}`, 'scopes')
   let siteRows: SiteRow[] | null = null
   if (input.sites?.length) {
-    try { siteRows = resolveSites(db, account.id, input.sites) } catch (err) { throw err instanceof SiteInputError ? new KeyInputError(err.message) : err }
+    try { siteRows = resolveSites(db, account.id, input.sites) } catch (err) { throw err instanceof SiteInputError ? new KeyInputError(err.message, 'sites') : err }
   }
   const secret = mintApiKey()
   const now = clock.now()

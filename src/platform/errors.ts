@@ -59,6 +59,16 @@ export function renderError(err: AppError): Response {
   })
 }
 
+/**
+ * An input an operation refuses, named by its field: a 422 validation_failed for the API and the
+ * pages (the message goes beside the field), a one-line message at the console.
+ */
+export class InputError extends AppError {
+  constructor(message: string, field = 'input') {
+    super('validation_failed', message, { fields: [{ path: field, message }] })
+  }
+}
+
 /** Builds the 422 validation_failed error from a list of field problems. */
 export function validationFailed(fields: { path: string; message: string }[], message?: string): AppError {
   const first = fields[0]

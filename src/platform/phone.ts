@@ -20,7 +20,9 @@ function fitsNumberingPlan(p: PhoneNumber): boolean {
   let pattern = plans.get(key)
   if (!pattern) {
     metadata.selectNumberingPlan(key as CountryCode)
-    pattern = new RegExp(`^(?:${metadata.numberingPlan!.nationalNumberPattern()})$`)
+    // The plan's general pattern: public in libphonenumber-js's Metadata, missing from its typings.
+    const plan = metadata.numberingPlan as unknown as { nationalNumberPattern(): string }
+    pattern = new RegExp(`^(?:${plan.nationalNumberPattern()})$`)
     plans.set(key, pattern)
   }
   return pattern.test(p.nationalNumber)

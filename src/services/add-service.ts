@@ -1,3 +1,4 @@
+import { InputError } from '../platform/errors'
 import { eq } from 'drizzle-orm'
 import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
@@ -8,14 +9,14 @@ import { services, type Rate } from './service.table'
 export const RATE_UNITS: Record<Rate['kind'], Rate['unit']> = { hook: 'job', flat: 'job', per_mile: 'mile', per_hour: 'hour', storage_per_day: 'day' }
 
 /** A service that cannot be added as asked. */
-export class ServiceInputError extends Error {}
+export class ServiceInputError extends InputError {}
 
 /** Reads `kind=amount` with the amount in dollars and cents (`hook=95.00`, `per_mile=4.5`). */
 export function parseRate(text: string): { kind: Rate['kind']; amount_cents: number } {
   const m = /^([a-z_]+)=(\d{1,7})(?:\.(\d{1,2}))?$/.exec(text.trim())
-  if (!m) throw new ServiceInputError(`"${text}" is not KIND=AMOUNT (e.g. hook=95.00)`)
+  if (!m) throw new ServiceInputError(`"${text}" is not KIND=AMOUNT (e.g. hook=95.00)`, 'rates')
   const kind = m[1] as Rate['kind']
-  if (!(kind in RATE_UNITS)) throw new ServiceInputError(`"${m[1]}" is not a rate kind; kinds are ${Object.keys(RATE_UNITS).join(', ')}`)
+  if (!(kind in RATE_UNITS)) throw new ServiceInputError(`"${m[1]}" is not a rate kind; kinds are ${Object.keys(RATE_UNITS).join(', ')}`, 'rates')
   return { kind, amount_cents: Number(m[2]) * 100 + Number((m[3] ?? '0').padEnd(2, '0')) }
 }
 
@@ -23,10 +24,10 @@ export function parseRate(text: string): { kind: Rate['kind']; amount_cents: num
 export function addService(db: Db, clock: Clock, input: { accountId: string; name: string; serviceType: string; rates: { kind: Rate['kind']; amount_cents: number }[] }) {
   const name = input.name.trim()
   const serviceType = input.serviceType.trim()
-  if (!name) throw new ServiceInputError('a service needs a name')
+  if (!name) throw new ServiceInputError('a service needs a name', 'name')
   if (!/^[a-z0-9_]{1,64}$/.test(serviceType)) throw new ServiceInputError(`the type "${input.serviceType}" must be lowercase letters, digits and _ (e.g. flatbed)`)
   const kinds = input.rates.map((r) => r.kind)
-  if (new Set(kinds).size !== kinds.length) throw new ServiceInputError('each rate kind may appear once')
+  if (new Set(kinds).size !== kinds.length) throw new ServiceInputError('each rate kind may appear once', 'rates')
   const now = clock.now()
   const row = {
     id: newId('svc', now), accountId: input.accountId, name, serviceType,

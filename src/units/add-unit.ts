@@ -1,3 +1,4 @@
+import { InputError } from '../platform/errors'
 import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { newId, randomBase62 } from '../platform/ids'
@@ -6,7 +7,7 @@ import { units } from './unit.table'
 import type { UnitRow } from './unit.queries'
 
 /** A unit that cannot be added as asked (bad phone...). */
-export class UnitInputError extends Error {}
+export class UnitInputError extends InputError {}
 
 /**
  * Adds a unit (truck and driver), serving the given sites (none listed: every site of the account). It gets a device id that the driver enters in the Traccar
@@ -14,11 +15,11 @@ export class UnitInputError extends Error {}
  */
 export function addUnit(db: Db, clock: Clock, input: { accountId: string; name: string; driverName?: string; driverPhone?: string; deviceId?: string; siteIds?: string[] | null; country?: string }): UnitRow {
   const name = input.name.trim()
-  if (!name) throw new UnitInputError('a unit needs a name')
+  if (!name) throw new UnitInputError('a unit needs a name', 'name')
   let phone: string | null = null
   if (input.driverPhone?.trim()) {
     phone = normalizePhone(input.driverPhone, input.country ?? 'US')
-    if (!phone) throw new UnitInputError(`"${input.driverPhone}" is not a phone number we can text; use the +country form`)
+    if (!phone) throw new UnitInputError(`"${input.driverPhone}" is not a phone number we can text; use the +country form`, 'driver_phone')
   }
   const now = clock.now()
   const row: UnitRow = {
