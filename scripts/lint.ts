@@ -4,7 +4,8 @@
  * - only src/config.ts reads process.env (src/main.ts passes it in);
  * - platform/ helpers import no feature;
  * - no focused or skipped tests;
- * - no t.UnionEnum (Elysia fills in its first value as a default).
+ * - no t.UnionEnum (Elysia fills in its first value as a default);
+ * - no t.Integer or t.Numeric (they take "15" for 15, and document string-or-number).
  */
 import { Glob } from 'bun'
 
@@ -19,6 +20,7 @@ for await (const file of new Glob('{src,test,scripts}/**/*.ts').scan('.')) {
     if (file.startsWith('src/platform/') && /from ['"]\.\.\/(?!platform|db|version)[a-z-]+\//.test(line) && !file.endsWith('.test.ts')) problems.push(`${at}: platform helpers import no feature`)
     if (/\b(test|it|describe)\.(only|skip|todo)\(/.test(line)) problems.push(`${at}: focused or skipped test`)
     if (file.startsWith('src/') && file !== 'src/platform/schema.ts' && /t\.UnionEnum\(/.test(line)) problems.push(`${at}: use oneOf() from platform/schema: t.UnionEnum defaults to its first value`)
+    if (file.startsWith('src/') && !file.endsWith('.test.ts') && /\bt\.(Integer|Numeric)\(/.test(line)) problems.push(`${at}: use wholeNumber() from platform/schema: t.Integer takes "15" for 15 and documents string-or-number`)
   })
 }
 if (problems.length) {

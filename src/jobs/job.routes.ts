@@ -15,7 +15,9 @@ import { unassignJob } from './unassign-job'
 import { updateJob } from './update-job'
 import { findJobOrThrow } from './job.queries'
 
-const IdempotencyHeaders = t.Object({ 'idempotency-key': t.Optional(t.String({ description: 'Makes a retry safe: the same key and body return the first response. Kept 24 hours, per API key.' })) })
+const IdempotencyHeaders = t.Object({
+  'idempotency-key': t.Optional(t.String({ description: 'Makes a retry safe: the same key and body return the first response (Idempotent-Replayed: true) and write nothing; the same key with another body is 422 idempotency_key_reused. 1 to 255 visible ASCII characters (a UUID is ideal), kept at least 24 hours per API key.' })),
+})
 
 /** The /jobs endpoints: translation between HTTP and the job operations. */
 export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
@@ -39,7 +41,7 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
       scope: 'jobs:read',
       query: ListJobsQuery,
       response: { 200: ListOf(Job) },
-      detail: { summary: 'List jobs', description: 'Newest first (created time, then id). Cursor-paged: pass next_cursor back as cursor while has_more is true. Filters combine.', tags: ['Jobs'] },
+      detail: { operationId: 'listJobs', summary: 'List jobs', description: 'Newest first (created time, then id). Cursor-paged: pass next_cursor back as cursor while has_more is true. Filters combine.', tags: ['Jobs'] },
     })
     .post('/jobs', ({ principal, body, headers, set }) => {
       const ctx = ctxFor(principal)
@@ -51,6 +53,7 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
       headers: IdempotencyHeaders,
       response: { 201: Job },
       detail: {
+        operationId: 'createJob',
         summary: 'Create a job',
         description: "Creates a job as if a dispatcher had entered it, mints its tracking link and queues the customer's 'request received' text. Requires customer.name and pickup.location.",
         tags: ['Jobs'], 'x-error-codes': ['conflict', 'idempotency_key_reused'], 'x-success-description': 'The job was created.',
@@ -60,7 +63,7 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
       scope: 'jobs:read',
       params: JobIdParams,
       response: { 200: Job },
-      detail: { summary: 'Get a job', description: 'One job with its unit, the unit\'s last position and the tracking link.', tags: ['Jobs'] },
+      detail: { operationId: 'getJob', summary: 'Get a job', description: 'One job with its unit, the unit\'s last position and the tracking link.', tags: ['Jobs'] },
     })
     .patch('/jobs/:id', ({ principal, params, body }) => presentJob(deps.db, links, updateJob(ctxFor(principal), params.id, body)), {
       scope: 'jobs:write',
@@ -68,6 +71,7 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
       body: UpdateJobBody,
       response: { 200: Job },
       detail: {
+        operationId: 'updateJob',
         summary: 'Update a job',
         description: 'Changes writable fields. A status change goes through the transition rules, stamps its milestone and texts the customer. With expected_status the write is conditional. A status change plus other fields is two writes; if the second fails the error carries details.transition_applied. Idempotency-Key is ignored here: use expected_status to retry safely.',
         tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'job_reason_required', 'invalid_state'],
@@ -78,20 +82,24 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
       params: JobIdParams,
       body: AssignJobBody,
       response: { 200: Job },
-      detail: { summary: 'Assign a unit', description: 'Hands the job to a unit: pending or confirmed jobs move to dispatched. The driver gets their job link. Assigning another unit reassigns.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state'] },
+      detail: {
+        operationId: 'assignJob', summary: 'Assign a unit',
+        description: 'Hands the job to a unit: pending or confirmed jobs move to dispatched. The driver gets their job link. Assigning another unit reassigns. A unit_id that names no unit the key sees, or one not serving the job\'s site, is 422 on unit_id.',
+        tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'invalid_state'],
+      },
     })
     .delete('/jobs/:id/assign', ({ principal, params }) => presentJob(deps.db, links, unassignJob(ctxFor(principal), params.id)), {
       scope: 'jobs:write',
       params: JobIdParams,
       response: { 200: Job },
-      detail: { summary: 'Unassign the unit', description: 'Takes the job off its unit and back to confirmed; the driver is told.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state'] },
+      detail: { operationId: 'unassignJob', summary: 'Unassign the unit', description: 'Takes the job off its unit and back to confirmed; the driver is told. A job without a unit is left as it is.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'invalid_state'] },
     })
     .post('/jobs/:id/notes', ({ principal, params, body, set }) => { set.status = 201; return addNote(ctxFor(principal), params.id, body) }, {
       scope: 'jobs:write',
       params: JobIdParams,
       body: AddNoteBody,
       response: { 201: Note },
-      detail: { summary: 'Add a note', tags: ['Jobs'], 'x-error-codes': ['invalid_state'], 'x-success-description': 'The note was added.' },
+      detail: { operationId: 'addJobNote', summary: 'Add a note', description: 'Adds a note to the job\'s timeline (job.note_added); customer_visible notes show on the tracking page.', tags: ['Jobs'], 'x-error-codes': ['job_stale', 'invalid_state'], 'x-success-description': 'The note was added.' },
     })
     .post('/jobs/:id/reopen', ({ principal, params, body, headers, set }) => {
       const ctx = ctxFor(principal)
@@ -104,9 +112,10 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
       headers: IdempotencyHeaders,
       response: { 200: Job },
       detail: {
+        operationId: 'reopenJob',
         summary: 'Reopen a finished job',
         description: 'The only way out of completed, cancelled or goa: back to confirmed, reopen_count + 1, reopened_at set, cancel_reason and rating cleared. Emits job.reopened then job.status_changed.',
-        tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_reason_required', 'invalid_state', 'idempotency_key_reused'],
+        tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'job_reason_required', 'invalid_state', 'idempotency_key_reused'],
       },
     })
     .get('/jobs/:id/events', ({ principal, params, query }) => listJobEvents(deps.db, ctxFor(principal).scope, params.id, query), {
@@ -114,6 +123,6 @@ export function jobRoutes(auth: AuthPlugin, deps: AppDeps) {
       params: JobIdParams,
       query: PageQuery,
       response: { 200: ListOf(JobEvent) },
-      detail: { summary: "A job's timeline", description: 'Append-only, oldest first, cursor-paged.', tags: ['Jobs'] },
+      detail: { operationId: 'listJobEvents', summary: "A job's timeline", description: 'Append-only, oldest first, cursor-paged.', tags: ['Jobs'] },
     })
 }
