@@ -17,6 +17,7 @@ import { createKey } from '../src/accounts/create-key'
 import { SCOPES, type Scope } from '../src/accounts/scopes'
 import { createLogger } from '../src/platform/log'
 import { RateLimiter } from '../src/platform/rate-limit'
+import { responseCheckerFor, type ResponseCheck } from './openapi-check'
 
 /** A clock tests move by hand. */
 export class TestClock {
@@ -32,6 +33,8 @@ export interface TestApi {
   accountId: string
   /** The public URL and key job links are made with. */
   links: JobLinks
+  /** The Elysia app behind `request` (its routes, for tests that read them). */
+  app: ReturnType<typeof createHandler>['app']
   /** Sends a request through the app; `key` is the bearer key, `body` is JSON-encoded unless a string. */
   request(method: string, path: string, opts?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Response>
   /** Sends a request built by the test (streamed bodies, odd headers) through the same handler, from `address` if given. */
@@ -43,8 +46,13 @@ export interface TestApi {
   close(): void
 }
 
-/** Starts the app on a fresh database file; `webhookSend` replaces parts of how webhook attempts are made (resolver, address policy, TLS trust). */
-export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']> } = {}): TestApi {
+/**
+ * Starts the app on a fresh database file; `webhookSend` replaces parts of how webhook attempts
+ * are made (resolver, address policy, TLS trust). Every /api/v1 response is checked against the
+ * OpenAPI document (declared status, body schema) unless `checkResponses` is false: a response
+ * the document does not describe fails the test that got it.
+ */
+export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']>; checkResponses?: boolean } = {}): TestApi {
   const dir = mkdtempSync(join(tmpdir(), 'towline-test-'))
   const clock = new TestClock()
   const config = readConfig({ TOWLINE_DB: join(dir, 'towline.db'), TOWLINE_PUBLIC_URL: 'http://towline.test', ...env })
@@ -55,9 +63,19 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
   const { account } = ensureDefaultAccount(db, clock)
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const logger = createLogger('silent')
-  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend } })
+  const { app, fetch: handle } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend } })
+  let check: Promise<ResponseCheck> | undefined
+  const fetch: typeof handle = async (request, server) => {
+    // Read before handling: the handler may consume the request.
+    const { method, url } = request
+    const response = await handle(request, server)
+    if (opts.checkResponses === false || !new URL(url).pathname.startsWith('/api/v1/')) return response
+    check ??= Promise.resolve(handle(new Request('http://localhost/api/v1/openapi.json'))).then(async (r) => responseCheckerFor(await r.json()))
+    await (await check)(method, url, response)
+    return response
+  }
   return {
-    db, dir, clock, accountId: account.id, links,
+    db, dir, clock, accountId: account.id, links, app,
     request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) }
       if (opts.key) headers.authorization = `Bearer ${opts.key}`
