@@ -7,7 +7,8 @@
  *   (commercial_account, cac_, scope accounts:read, src/commercial-accounts/) are never mixed up;
  * - jobs import neither texts nor webhooks: what a job change sets off is registered (operations/context-factory.ts);
  * - no focused or skipped tests;
- * - no t.UnionEnum (Elysia fills in its first value as a default).
+ * - no t.UnionEnum (Elysia fills in its first value as a default);
+ * - no t.Integer or t.Numeric (they take "15" for 15, and document string-or-number).
  */
 import { Glob } from 'bun'
 
@@ -27,6 +28,7 @@ for await (const file of new Glob('{src,test,scripts}/**/*.ts').scan('.')) {
     }
     if (/\b(test|it|describe)\.(only|skip|todo)\(/.test(line)) problems.push(`${at}: focused or skipped test`)
     if (file.startsWith('src/') && file !== 'src/platform/schema.ts' && /t\.UnionEnum\(/.test(line)) problems.push(`${at}: use oneOf() from platform/schema: t.UnionEnum defaults to its first value`)
+    if (file.startsWith('src/') && !file.endsWith('.test.ts') && /\bt\.(Integer|Numeric)\(/.test(line)) problems.push(`${at}: use wholeNumber() from platform/schema: t.Integer takes "15" for 15 and documents string-or-number`)
   })
 }
 if (problems.length) {

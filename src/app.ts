@@ -5,7 +5,7 @@ import type { Clock } from './platform/clock'
 import type { Logger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
 import { httpPlugin, createFetchHandler } from './platform/http'
-import { buildOpenApiDocument } from './platform/openapi'
+import { buildApiDocument } from './api-document'
 import { docsRoutes } from './platform/docs.routes'
 import { compileRouteCheckers, type RouteCheckers } from './platform/validation'
 import { healthRoutes } from './platform/health.routes'
@@ -21,7 +21,6 @@ import type { SendSettings } from './webhooks/send-attempt'
 import type { JobLinks } from './jobs/job-links'
 import type { JobEventBus } from './jobs/job-event-bus'
 import { createContextFactory, type ContextFactory } from './operations/context-factory'
-import { VERSION } from './version'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
 export interface AppDeps {
@@ -79,7 +78,7 @@ export function createApp(appDeps: AppDeps) {
       checkersOf: (method, route) => routeInfo(method, route)?.checkers,
     }))
     .use(healthRoutes({ databaseAnswers: databasePinger(deps.db), isDraining: deps.isDraining }))
-    .use(docsRoutes(() => buildOpenApiDocument(app, { version: VERSION, publicUrl: `${deps.config.publicUrl}/api/v1` })))
+    .use(docsRoutes(() => buildApiDocument(app, deps.config.publicUrl)))
     .use(accountRoutes(auth, deps))
     .use(jobRoutes(auth, deps))
     .use(unitRoutes(auth, deps))

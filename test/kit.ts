@@ -21,6 +21,7 @@ import { JobEventBus } from '../src/jobs/job-event-bus'
 import { createContextFactory, type ContextFactory } from '../src/operations/context-factory'
 import type { OperationContext } from '../src/operations/operation-context'
 import { createAuthenticator } from '../src/accounts/authenticate'
+import { responseCheckerFor, type ResponseCheck } from './openapi-check'
 
 /** A clock tests move by hand. */
 export class TestClock {
@@ -42,6 +43,8 @@ export interface TestApi {
   contexts: ContextFactory
   /** The operation context an API key's requests run in. */
   contextOfKey(key: string): OperationContext
+  /** The Elysia app behind `request` (its routes, for tests that read them). */
+  app: ReturnType<typeof createHandler>['app']
   /** Sends a request through the app; `key` is the bearer key, `body` is JSON-encoded unless a string. */
   request(method: string, path: string, opts?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Response>
   /** Sends a request built by the test (streamed bodies, odd headers) through the same handler, from `address` if given. */
@@ -53,8 +56,13 @@ export interface TestApi {
   close(): void
 }
 
-/** Starts the app on a fresh database file; `webhookSend` replaces parts of how webhook attempts are made (resolver, address policy, TLS trust). */
-export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']> } = {}): TestApi {
+/**
+ * Starts the app on a fresh database file; `webhookSend` replaces parts of how webhook attempts
+ * are made (resolver, address policy, TLS trust). Every /api/v1 response is checked against the
+ * OpenAPI document (declared status, body schema) unless `checkResponses` is false: a response
+ * the document does not describe fails the test that got it.
+ */
+export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']>; checkResponses?: boolean } = {}): TestApi {
   const dir = mkdtempSync(join(tmpdir(), 'towline-test-'))
   const clock = new TestClock()
   const config = readConfig({ TOWLINE_DB: join(dir, 'towline.db'), TOWLINE_PUBLIC_URL: 'http://towline.test', ...env })
@@ -66,11 +74,21 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const logger = createLogger('silent')
   const bus = new JobEventBus(db, logger)
-  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend } })
+  const { app, fetch: handle } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend } })
+  let check: Promise<ResponseCheck> | undefined
+  const fetch: typeof handle = async (request, server) => {
+    // Read before handling: the handler may consume the request.
+    const { method, url } = request
+    const response = await handle(request, server)
+    if (opts.checkResponses === false || !new URL(url).pathname.startsWith('/api/v1/')) return response
+    check ??= Promise.resolve(handle(new Request('http://localhost/api/v1/openapi.json'))).then(async (r) => responseCheckerFor(await r.json()))
+    await (await check)(method, url, response)
+    return response
+  }
   const contexts = createContextFactory({ db, clock, links, bus })
   const authenticate = createAuthenticator(db, clock.now)
   return {
-    db, dir, clock, accountId: account.id, links, bus, contexts,
+    db, dir, clock, accountId: account.id, links, app, bus, contexts,
     contextOfKey: (key) => contexts.forKey(authenticate(`Bearer ${key}`)),
     request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) }

@@ -12,6 +12,6 @@ export function accountRoutes(auth: AuthPlugin, deps: AppDeps) {
     .get('/me', ({ principal }) => describeKey(principal, limits), {
       scope: 'jobs:read',
       response: { 200: KeyDescription },
-      detail: { summary: 'Who the key is', description: 'Returns the key, its account, the sites it can see and its scopes.', tags: ['Account'] },
+      detail: { operationId: 'getMe', summary: 'Who the key is', description: 'Returns the key, its account, the sites it can see and its scopes.', tags: ['Account'] },
     })
 }

@@ -45,13 +45,14 @@ export type Authorizer = ReturnType<typeof createAuthorizer>
 
 /**
  * The `scope` macro: `{ scope: 'jobs:read' }` on a route requires that scope, hands the route
- * its `principal` and the operation context the key acts in (`ctx`), and documents the route's
- * security in the OpenAPI document.
+ * its `principal` and the operation context the key acts in (`ctx`), and names the scope in the
+ * route's detail (x-required-scope), where the OpenAPI document and the request path's scope
+ * check read it.
  */
 export function authPlugin(authorize: Authorizer, contexts: ContextFactory) {
   return new Elysia({ name: 'towline.auth' }).macro({
     scope: (scope: Scope) => ({
-      detail: { security: [{ bearerAuth: [scope] }], 'x-required-scope': scope } as Record<string, unknown>,
+      detail: { 'x-required-scope': scope } as Record<string, unknown>,
       // transform runs before validation; routes with a body were already authorized before parsing.
       transform({ request, route }) { authorize(request, route, scope) },
       resolve({ request }): { principal: Principal; ctx: OperationContext } {

@@ -8,12 +8,12 @@ export type Scope = (typeof SCOPES)[number]
  * to (`acct_`, this folder), which every key sees through GET /me.
  */
 export const SCOPE_MEANINGS: Record<Scope, string> = {
-  'jobs:read': 'Read jobs, their timelines and texts.',
+  'jobs:read': 'Read jobs, their timelines and texts (and GET /me).',
   'jobs:write': 'Create and change jobs: status, fields, assignment, notes, reopen.',
-  'roster:read': 'Read units (trucks and drivers) and their positions.',
+  'roster:read': "Read units (trucks and drivers) and their positions, and see drivers' numbers in texts.",
   'services:read': 'Read services and their rate cards.',
   'webhooks:manage': 'Add, change and remove webhook endpoints; read their deliveries.',
-  'accounts:read': 'Read the commercial accounts directory (motor clubs, police, fleets...), not the tenant account.',
+  'accounts:read': 'Read the commercial accounts directory (motor clubs, police, fleets...), not the tenant account; no operation needs it yet.',
 }
 
 /** Tells whether a string names a known scope. */

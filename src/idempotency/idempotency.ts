@@ -13,7 +13,7 @@ const IN_FLIGHT_MS = 5 * 60_000
 
 /** The Idempotency-Key header as every POST documents and accepts it. */
 export const IdempotencyHeaders = t.Object({
-  'idempotency-key': t.Optional(t.String({ description: 'Makes a retry safe: the same key and body within 24 hours answer the first response and write nothing; another body is 422 idempotency_key_reused. 1 to 255 visible ASCII characters, per API key.' })),
+  'idempotency-key': t.Optional(t.String({ description: 'Makes a retry safe: the same key and body answer the first response (Idempotent-Replayed: true) and write nothing; the same key with another body is 422 idempotency_key_reused, and a retry while the first request still runs is 409 idempotency_key_in_use. 1 to 255 visible ASCII characters (a UUID is ideal), kept at least 24 hours per API key.' })),
 })
 
 /** Canonical JSON: object keys sorted, so the same body always hashes the same. */

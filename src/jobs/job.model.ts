@@ -1,5 +1,5 @@
 import { t, type Static } from 'elysia'
-import { oneOf, wholeNumber } from '../platform/schema'
+import { named, oneOf, queryWholeNumber, schemaName, wholeNumber } from '../platform/schema'
 import { STATUSES } from './job-status'
 
 const strict = { additionalProperties: false } as const
@@ -34,7 +34,7 @@ const PickupIn = t.Object({
 }, strict)
 
 /** POST /jobs body. */
-export const CreateJobBody = t.Object({
+export const CreateJobBody = named('CreateJobRequest', t.Object({
   external_ref: t.Optional(NStr(255, { description: "The caller's own reference; unique per account." })),
   source: t.Optional(NStr(64, { examples: ['motor_club'] })),
   payer_type: t.Optional(NStr(64, { examples: ['motor_club'] })),
@@ -48,11 +48,11 @@ export const CreateJobBody = t.Object({
   site_id: t.Optional(Str(64, { description: "The yard; defaults to the key's first site." })),
   eta_at: t.Optional(NTimestamp),
   quote_cents: t.Optional(t.Nullable(Cents)),
-}, strict)
+}, { ...strict, description: 'A new job: customer.name and pickup.location are required, everything else is optional.' }))
 export type CreateJobBody = Static<typeof CreateJobBody>
 
 /** PATCH /jobs/{id} body. */
-export const UpdateJobBody = t.Object({
+export const UpdateJobBody = named('UpdateJobRequest', t.Object({
   status: t.Optional(JobStatus),
   expected_status: t.Optional(oneOf([...STATUSES], { description: 'Makes the write conditional: 409 job_stale if the job is in another status.' })),
   cancel_reason: t.Optional(Str(2000, { description: '3 to 500 characters after trimming; required with status cancelled, optional with goa.' })),
@@ -76,32 +76,37 @@ export const UpdateJobBody = t.Object({
   quote_cents: t.Optional(t.Nullable(Cents)),
   final_price_cents: t.Optional(t.Nullable(Cents)),
   payment_method: t.Optional(NStr(64, { examples: ['card', 'cash', 'motor_club_account'] })),
-}, strict)
+}, { ...strict, description: 'The fields to change; customer, vehicle and pickup merge field by field and null clears a field.' }))
 export type UpdateJobBody = Static<typeof UpdateJobBody>
 
 /** POST /jobs/{id}/assign body. */
-export const AssignJobBody = t.Object({ unit_id: Str(64, { minLength: 1, examples: ['unit_01JF3Z8Q2W4E6R8T0Y2U4I6O8P'] }) }, strict)
+export const AssignJobBody = named('AssignJobRequest', t.Object({ unit_id: Str(64, { minLength: 1, examples: ['unit_01JF3Z8Q2W4E6R8T0Y2U4I6O8P'] }) }, strict))
 export type AssignJobBody = Static<typeof AssignJobBody>
 
 /** POST /jobs/{id}/notes body. */
-export const AddNoteBody = t.Object({
+export const AddNoteBody = named('AddJobNoteRequest', t.Object({
   text: t.String({ minLength: 1, maxLength: 2000 }),
   customer_visible: t.Optional(t.Boolean({ default: false, description: 'Shown on the customer tracking page when true.' })),
-}, strict)
+}, strict))
 export type AddNoteBody = Static<typeof AddNoteBody>
 
 /** POST /jobs/{id}/reopen body. */
-export const ReopenJobBody = t.Object({
-  reason: t.Optional(t.String({ maxLength: 2000, description: '3 to 500 characters after trimming.' })),
-}, strict)
+export const ReopenJobBody = named('ReopenJobRequest', t.Object({
+  reason: t.Optional(t.String({ maxLength: 2000, description: 'Why the job is reopened: required, 3 to 500 characters after trimming (422 job_reason_required otherwise).' })),
+}, strict))
 export type ReopenJobBody = Static<typeof ReopenJobBody>
 
+/** The {id} of /jobs/{id} routes. */
 export const JobIdParams = t.Object({ id: t.String({ description: 'Job id (job_...).' }) })
+
+/** How many items a page holds: 1 to 100, default 25. */
+const PageLimit = queryWholeNumber({ minimum: 1, maximum: 100, default: 25, description: 'How many items the page holds.' })
+const Cursor = t.String({ maxLength: 200, description: 'The next_cursor of the previous page.' })
 
 /** GET /jobs query. */
 export const ListJobsQuery = t.Object({
-  limit: t.Optional(t.String({ pattern: '^[0-9]+$', description: '1 to 100, default 25.' })),
-  cursor: t.Optional(t.String({ maxLength: 200, description: 'next_cursor of the previous page.' })),
+  limit: t.Optional(PageLimit),
+  cursor: t.Optional(Cursor),
   status: t.Optional(t.String({ maxLength: 200, description: 'One status or a comma list.' })),
   since: t.Optional(t.String({ maxLength: 40, description: 'Jobs created at or after this ISO 8601 time.' })),
   updated_since: t.Optional(t.String({ maxLength: 40, description: 'Jobs updated at or after this ISO 8601 time.' })),
@@ -111,15 +116,22 @@ export type ListJobsQuery = Static<typeof ListJobsQuery>
 
 /** Paging query of other lists. */
 export const PageQuery = t.Object({
-  limit: t.Optional(t.String({ pattern: '^[0-9]+$', description: '1 to 100, default 25.' })),
-  cursor: t.Optional(t.String({ maxLength: 200 })),
+  limit: t.Optional(PageLimit),
+  cursor: t.Optional(Cursor),
 }, strict)
 export type PageQuery = Static<typeof PageQuery>
 
-const UnitRef = t.Nullable(t.Object({ id: t.String(), name: t.String() }))
-export const PositionSchema = t.Nullable(t.Object({
-  lat: t.Number(), lng: t.Number(), accuracy_m: t.Nullable(t.Number()), heading: t.Nullable(t.Number()), speed_kph: t.Nullable(t.Number()), recorded_at: Timestamp,
-}))
+const UnitRef = t.Nullable(t.Object({ id: t.String(), name: t.String() }), { description: 'The unit that holds the job, or null.' })
+/** A unit's last shared position. */
+export const Position = named('Position', t.Object({
+  lat: t.Number(), lng: t.Number(),
+  accuracy_m: t.Nullable(t.Number({ description: 'Metres.' })),
+  heading: t.Nullable(t.Number({ description: 'Degrees from north, 0 to 360.' })),
+  speed_kph: t.Nullable(t.Number()),
+  recorded_at: Timestamp,
+}, { description: "A unit's last position, as its driver's phone reported it." }))
+/** A position, or null before the unit's phone has reported one. */
+export const PositionSchema = t.Nullable(Position)
 const Timestamps = t.Object(Object.fromEntries([
   ['created_at', NTimestamp],
   ...STATUSES.map((s) => [`${s}_at`, NTimestamp]),
@@ -128,7 +140,7 @@ const Timestamps = t.Object(Object.fromEntries([
 ])) 
 
 /** A job as the API returns it. */
-export const Job = t.Object({
+export const Job = named('Job', t.Object({
   object: t.Literal('job'),
   id: t.String({ examples: ['job_01JF3Z8Q2W4E6R8T0Y2U4I6O8P'] }),
   external_ref: t.Nullable(t.String()),
@@ -146,13 +158,13 @@ export const Job = t.Object({
   rating: t.Nullable(t.Number()),
   rating_comment: t.Nullable(t.String()),
   rated_at: NTimestamp,
-  reopen_count: t.Integer(),
+  reopen_count: wholeNumber({ minimum: 0 }),
   eta_at: NTimestamp,
-  quote_cents: t.Nullable(t.Integer()),
-  final_price_cents: t.Nullable(t.Integer()),
+  quote_cents: t.Nullable(wholeNumber()),
+  final_price_cents: t.Nullable(wholeNumber()),
   payment_method: t.Nullable(t.String()),
   unit: UnitRef,
-  position: t.Optional(PositionSchema),
+  position: t.Optional(t.Nullable(Position, { description: 'The unit\'s last position (null without a unit or before its phone reported); single job and webhook payloads only, lists leave it out.' })),
   tracking_url: t.String({ format: 'uri', description: "Absolute URL of the customer's tracking page." }),
   imported: t.Boolean(),
   archived: t.Boolean(),
@@ -160,10 +172,10 @@ export const Job = t.Object({
   timestamps: Timestamps,
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}, { description: 'A towing job. Clients must tolerate fields added later.' }))
 
 /** A timeline event. */
-export const JobEvent = t.Object({
+export const JobEvent = named('JobEvent', t.Object({
   object: t.Literal('job_event'),
   id: t.String(),
   job_id: t.String(),
@@ -172,17 +184,26 @@ export const JobEvent = t.Object({
   to: t.Nullable(t.String()),
   actor: oneOf(['system', 'dispatcher', 'driver', 'customer']),
   detail: t.Record(t.String(), t.Unknown()),
-  sequence: t.Integer({ description: 'Grows with each event of the job.' }),
+  sequence: wholeNumber({ minimum: 1, description: 'Grows with each event of the job.' }),
   created_at: Timestamp,
-})
+}, { description: "One entry of a job's timeline; `type` is the webhook event type." }))
 
 /** A note. */
-export const Note = t.Object({ object: t.Literal('note'), id: t.String(), job_id: t.String(), text: t.String(), customer_visible: t.Boolean(), created_at: Timestamp })
+export const Note = named('Note', t.Object({ object: t.Literal('note'), id: t.String(), job_id: t.String(), text: t.String(), customer_visible: t.Boolean(), created_at: Timestamp }, { description: "A note on a job's timeline." }))
 
-/** The list envelope. */
-export const ListOf = <T extends Parameters<typeof t.Array>[0]>(item: T) => t.Object({
+const envelope = <T extends Parameters<typeof t.Array>[0]>(item: T) => t.Object({
   object: t.Literal('list'),
   data: t.Array(item),
   has_more: t.Boolean(),
-  next_cursor: t.Nullable(t.String()),
-})
+  next_cursor: t.Nullable(t.String(), { description: 'Pass it back as cursor for the next page; null on the last page.' }),
+}, { description: `A page of ${schemaName(item) ?? 'item'} objects.` })
+const lists = new WeakMap<object, unknown>()
+
+/** The list envelope of a named item schema, named after it (`JobList`); one schema per item. */
+export const ListOf = <T extends Parameters<typeof t.Array>[0]>(item: T) => {
+  const seen = lists.get(item)
+  if (seen) return seen as ReturnType<typeof envelope<T>>
+  const list = named(`${schemaName(item) ?? 'Item'}List`, envelope(item))
+  lists.set(item, list)
+  return list
+}

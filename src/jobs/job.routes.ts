@@ -22,7 +22,7 @@ export function jobRoutes(auth: AuthPlugin, deps: RouteDeps) {
       scope: 'jobs:read',
       query: ListJobsQuery,
       response: { 200: ListOf(Job) },
-      detail: { summary: 'List jobs', description: 'Newest first (created time, then id). Cursor-paged: pass next_cursor back as cursor while has_more is true. Filters combine.', tags: ['Jobs'] },
+      detail: { operationId: 'listJobs', summary: 'List jobs', description: 'Newest first (created time, then id). Cursor-paged: pass next_cursor back as cursor while has_more is true. Filters combine.', tags: ['Jobs'] },
     })
     .post('/jobs', ({ ctx, body, headers, set }) => reply(set, withIdempotency(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: '/jobs', body },
       () => ({ status: 201, body: presentJob(deps.db, links, createJob(ctx, body)) }))), {
@@ -31,6 +31,7 @@ export function jobRoutes(auth: AuthPlugin, deps: RouteDeps) {
       headers: IdempotencyHeaders,
       response: { 201: Job },
       detail: {
+        operationId: 'createJob',
         summary: 'Create a job',
         description: "Creates a job as if a dispatcher had entered it, mints its tracking link and queues the customer's 'request received' text. Requires customer.name and pickup.location.",
         tags: ['Jobs'], 'x-error-codes': ['conflict', 'idempotency_key_reused'], 'x-success-description': 'The job was created.',
@@ -40,7 +41,7 @@ export function jobRoutes(auth: AuthPlugin, deps: RouteDeps) {
       scope: 'jobs:read',
       params: JobIdParams,
       response: { 200: Job },
-      detail: { summary: 'Get a job', description: 'One job with its unit, the unit\'s last position and the tracking link.', tags: ['Jobs'] },
+      detail: { operationId: 'getJob', summary: 'Get a job', description: 'One job with its unit, the unit\'s last position and the tracking link.', tags: ['Jobs'] },
     })
     .patch('/jobs/:id', ({ ctx, params, body }) => presentJob(deps.db, links, updateJob(ctx, params.id, body)), {
       scope: 'jobs:write',
@@ -48,6 +49,7 @@ export function jobRoutes(auth: AuthPlugin, deps: RouteDeps) {
       body: UpdateJobBody,
       response: { 200: Job },
       detail: {
+        operationId: 'updateJob',
         summary: 'Update a job',
         description: 'Changes writable fields. A status change goes through the transition rules, stamps its milestone and texts the customer. With expected_status the write is conditional. A status change plus other fields is two writes; if the second fails the error carries details.transition_applied. Idempotency-Key is ignored here: use expected_status to retry safely.',
         tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'job_reason_required', 'invalid_state'],
@@ -60,13 +62,17 @@ export function jobRoutes(auth: AuthPlugin, deps: RouteDeps) {
       body: AssignJobBody,
       headers: IdempotencyHeaders,
       response: { 200: Job },
-      detail: { summary: 'Assign a unit', description: 'Hands the job to a unit: pending or confirmed jobs move to dispatched. The driver gets their job link. Assigning another unit reassigns.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state', 'idempotency_key_reused'] },
+      detail: {
+        operationId: 'assignJob', summary: 'Assign a unit',
+        description: 'Hands the job to a unit: pending or confirmed jobs move to dispatched. The driver gets their job link. Assigning another unit reassigns. A unit_id that names no unit the key sees, or one not serving the job\'s site, is 422 on unit_id.',
+        tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'invalid_state', 'idempotency_key_reused'],
+      },
     })
     .delete('/jobs/:id/assign', ({ ctx, params }) => presentJob(deps.db, links, unassignJob(ctx, params.id)), {
       scope: 'jobs:write',
       params: JobIdParams,
       response: { 200: Job },
-      detail: { summary: 'Unassign the unit', description: 'Takes the job off its unit and back to confirmed; the driver is told.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'invalid_state'] },
+      detail: { operationId: 'unassignJob', summary: 'Unassign the unit', description: 'Takes the job off its unit and back to confirmed; the driver is told. A job without a unit is left as it is.', tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'invalid_state'] },
     })
     .post('/jobs/:id/notes', ({ ctx, params, body, headers, set }) => reply(set, withIdempotency(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/jobs/${params.id}/notes`, body },
       () => ({ status: 201, body: addNote(ctx, params.id, body) }))), {
@@ -75,7 +81,7 @@ export function jobRoutes(auth: AuthPlugin, deps: RouteDeps) {
       body: AddNoteBody,
       headers: IdempotencyHeaders,
       response: { 201: Note },
-      detail: { summary: 'Add a note', tags: ['Jobs'], 'x-error-codes': ['invalid_state', 'idempotency_key_reused'], 'x-success-description': 'The note was added.' },
+      detail: { operationId: 'addJobNote', summary: 'Add a note', description: 'Adds a note to the job\'s timeline (job.note_added); customer_visible notes show on the tracking page.', tags: ['Jobs'], 'x-error-codes': ['job_stale', 'invalid_state', 'idempotency_key_reused'], 'x-success-description': 'The note was added.' },
     })
     .post('/jobs/:id/reopen', ({ ctx, params, body, headers, set }) => reply(set, withIdempotency(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/jobs/${params.id}/reopen`, body },
       () => ({ status: 200, body: presentJob(deps.db, links, reopenJob(ctx, params.id, body.reason)) }))), {
@@ -85,9 +91,10 @@ export function jobRoutes(auth: AuthPlugin, deps: RouteDeps) {
       headers: IdempotencyHeaders,
       response: { 200: Job },
       detail: {
+        operationId: 'reopenJob',
         summary: 'Reopen a finished job',
         description: 'The only way out of completed, cancelled or goa: back to confirmed, reopen_count + 1, reopened_at set, cancel_reason and rating cleared. Emits job.reopened then job.status_changed.',
-        tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_reason_required', 'invalid_state', 'idempotency_key_reused'],
+        tags: ['Jobs'], 'x-error-codes': ['job_transition_refused', 'job_stale', 'job_reason_required', 'invalid_state', 'idempotency_key_reused'],
       },
     })
     .get('/jobs/:id/events', ({ ctx, params, query }) => listJobEvents(ctx, params.id, query), {
@@ -95,6 +102,6 @@ export function jobRoutes(auth: AuthPlugin, deps: RouteDeps) {
       params: JobIdParams,
       query: PageQuery,
       response: { 200: ListOf(JobEvent) },
-      detail: { summary: "A job's timeline", description: 'Append-only, oldest first, cursor-paged.', tags: ['Jobs'] },
+      detail: { operationId: 'listJobEvents', summary: "A job's timeline", description: 'Append-only, oldest first, cursor-paged.', tags: ['Jobs'] },
     })
 }

@@ -19,3 +19,37 @@ export function oneOf<const T extends readonly [string, ...string[]]>(values: T,
 export function wholeNumber(options: { minimum?: number; maximum?: number; description?: string } = {}) {
   return Type.Integer(options)
 }
+
+const NAME = Symbol.for('towline.schemaName')
+const DOCUMENTED_AS = Symbol.for('towline.documentedAs')
+
+/**
+ * Names a schema: the OpenAPI document lists it once in components.schemas under that name and
+ * refers to it wherever it occurs (copies made by t.Optional keep the name; a schema derived
+ * from a named one, as t.Omit makes, must be named again).
+ */
+export function named<T extends object>(name: string, schema: T): T {
+  Object.defineProperty(schema, NAME, { value: name, enumerable: true, configurable: true, writable: true })
+  return schema
+}
+
+/** The name given with `named`, if any. */
+export function schemaName(schema: unknown): string | undefined {
+  return schema && typeof schema === 'object' ? (schema as Record<symbol, string | undefined>)[NAME] : undefined
+}
+
+/** What the OpenAPI document shows instead of a schema checked in another form (see queryWholeNumber). */
+export function documentedAs(schema: unknown): Record<string, unknown> | undefined {
+  return schema && typeof schema === 'object' ? (schema as Record<symbol, Record<string, unknown> | undefined>)[DOCUMENTED_AS] : undefined
+}
+
+/**
+ * A whole number in the query string. The query arrives as text, so it is checked as digits
+ * (the operation checks the range and names it in its 422); the OpenAPI document describes the
+ * integer integrators send, so generated clients take a number.
+ */
+export function queryWholeNumber(doc: { minimum: number; maximum: number; default: number; description: string }) {
+  const schema = t.String({ pattern: '^[0-9]+$', description: doc.description })
+  Object.defineProperty(schema, DOCUMENTED_AS, { value: { type: 'integer', ...doc }, enumerable: true, configurable: true, writable: true })
+  return schema
+}

@@ -1,10 +1,10 @@
 import { t, type Static } from 'elysia'
-import { oneOf } from '../platform/schema'
+import { named, oneOf, wholeNumber } from '../platform/schema'
 
 const Timestamp = t.String({ format: 'date-time' })
 
 /** A text (SMS) in the outbox, as GET /jobs/{id}/texts and `towline texts list --json` show it. */
-export const TextMessage = t.Object({
+export const TextMessage = named('JobText', t.Object({
   object: t.Literal('text'),
   id: t.String({ examples: ['txt_01JF3Z8Q2W4E6R8T0Y2U4I6O8P'] }),
   job_id: t.Nullable(t.String()),
@@ -18,8 +18,8 @@ export const TextMessage = t.Object({
   provider: t.Nullable(t.String({ description: 'log (recorded here, nothing leaves the machine) or twilio.' })),
   provider_message_id: t.Nullable(t.String()),
   error: t.Nullable(t.String()),
-  attempts: t.Integer(),
+  attempts: wholeNumber({ minimum: 0 }),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}, { description: 'A text (SMS) a job caused, to its customer or driver, and where it got to.' }))
 export type TextMessage = Static<typeof TextMessage>

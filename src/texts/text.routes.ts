@@ -56,6 +56,7 @@ export function jobTextRoutes(auth: AuthPlugin, deps: RouteDeps) {
       query: PageQuery,
       response: { 200: ListOf(TextMessage) },
       detail: {
+        operationId: 'listJobTexts',
         summary: "A job's texts",
         description: "The customer and driver texts the job caused, oldest first, cursor-paged, each with the timeline event that caused it (event_id) and where it got to: queued, sending, sent, delivered, failed (with error) or skipped (with skip_reason). With the log provider nothing leaves the machine and the texts are read here. A driver's text shows its job link as [driver link] (the link acts as the driver) and its number only to keys with roster:read. An addition to the spec: texts are not timeline events, so webhooks never carry them.",
         tags: ['Jobs'],

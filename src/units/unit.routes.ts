@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../app'
 import type { AuthPlugin } from '../accounts/auth.plugin'
 import { ListOf, PageQuery, PositionSchema } from '../jobs/job.model'
-import { oneOf } from '../platform/schema'
+import { named, oneOf } from '../platform/schema'
 import { readBodyText } from '../platform/body'
 import { parseUntrustedJson } from '../platform/json'
 import { addressBucket, RateLimiter } from '../platform/rate-limit'
@@ -15,7 +15,7 @@ export const OSMAND_BODY_BYTES = 16 * 1024
 /** Unknown device ids one client address may try a minute before it gets 429 (ids are guessable otherwise). */
 export const UNKNOWN_DEVICES_PER_MINUTE = 20
 
-const Unit = t.Object({
+const Unit = named('Unit', t.Object({
   object: t.Literal('unit'),
   id: t.String(),
   name: t.String(),
@@ -23,7 +23,7 @@ const Unit = t.Object({
   status: oneOf(['available', 'busy', 'off_duty']),
   site_ids: t.Nullable(t.Array(t.String()), { description: 'The sites the unit serves, or null for every site of the account.' }),
   position: PositionSchema,
-})
+}, { description: 'A truck and its driver.' }))
 
 /** GET /api/v1/units, and position ingest from drivers' phones (OsmAnd protocol, Traccar Client). */
 export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
@@ -75,6 +75,6 @@ export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
         scope: 'roster:read',
         query: PageQuery,
         response: { 200: ListOf(Unit) },
-        detail: { summary: 'List units', description: 'Drivers and trucks by name (a key limited to sites sees the units serving them), each with its last shared position (null until the driver\'s phone reports) and status: available, busy (holds an unfinished job) or off_duty.', tags: ['Roster'] },
+        detail: { operationId: 'listUnits', summary: 'List units', description: 'Drivers and trucks by name (a key limited to sites sees the units serving them), each with its last shared position (null until the driver\'s phone reports) and status: available, busy (holds an unfinished job) or off_duty.', tags: ['Roster'] },
       }))
 }

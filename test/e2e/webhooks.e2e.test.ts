@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
 import { makeTestCa, startHangUpServer, startReceiver, type Behaviour, type Received } from '../https-receiver'
+import { webhookProblems } from '../openapi-check'
 
 let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
@@ -235,4 +236,23 @@ describe('deliveries', () => {
     expect(at('/gone')).toHaveLength(0)
     expect((await call('GET', `/webhooks/${gone.id}`)).status).toBe(404)
   }, 30_000)
+})
+
+describe('the OpenAPI document', () => {
+  test("every body the receiver got matches the webhooks entry of its type, with the headers it declares", async () => {
+    const doc = await (await fetch(server.api + '/openapi.json')).json()
+    const types = new Set(receiver.received.map((r) => JSON.parse(r.raw).type as string))
+    // The tests above made deliveries of these at least.
+    expect([...types]).toEqual(expect.arrayContaining(['ping', 'job.created', 'job.status_changed', 'job.note_added', 'job.reopened', 'job.archived']))
+    const declared = (doc.components.parameters as Record<string, { name: string }>)
+    for (const r of receiver.received) {
+      // The raw body as sent: earlier tests' matchers may have touched the parsed one.
+      const body = JSON.parse(r.raw)
+      const label = `${body.type} ${body.id} attempt ${body.attempt}`
+      expect({ label, problems: webhookProblems(doc, body) }).toEqual({ label, problems: [] })
+      for (const { name } of Object.values(declared)) expect({ label, name, sent: r.headers[name.toLowerCase()] !== undefined }).toEqual({ label, name, sent: true })
+      expect({ label, attempt: r.headers['x-svc-attempt'], type: r.headers['x-svc-event-type'], id: r.headers['x-svc-delivery-id'] })
+        .toEqual({ label, attempt: String(body.attempt), type: body.type, id: body.id })
+    }
+  })
 })
