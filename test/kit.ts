@@ -15,7 +15,7 @@ import type { JobLinks } from '../src/jobs/job-links'
 import { createAccount, ensureDefaultAccount } from '../src/accounts/create-account'
 import { createKey } from '../src/accounts/create-key'
 import { SCOPES, type Scope } from '../src/accounts/scopes'
-import { createLogger } from '../src/platform/log'
+import { createLogger, type Logger } from '../src/platform/log'
 import { RateLimiter } from '../src/platform/rate-limit'
 
 /** A clock tests move by hand. */
@@ -43,8 +43,12 @@ export interface TestApi {
   close(): void
 }
 
-/** Starts the app on a fresh database file; `webhookSend` replaces parts of how webhook attempts are made (resolver, address policy, TLS trust). */
-export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']> } = {}): TestApi {
+/**
+ * Starts the app on a fresh database file; `webhookSend` replaces parts of how webhook attempts
+ * are made (resolver, address policy, TLS trust), `pages` mounts extra route plugins (page
+ * fixtures), `logger` replaces the silent one (to read what was logged).
+ */
+export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']>; pages?: AppDeps['pages']; logger?: Logger } = {}): TestApi {
   const dir = mkdtempSync(join(tmpdir(), 'towline-test-'))
   const clock = new TestClock()
   const config = readConfig({ TOWLINE_DB: join(dir, 'towline.db'), TOWLINE_PUBLIC_URL: 'http://towline.test', ...env })
@@ -54,8 +58,8 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
   const links = { publicUrl: config.publicUrl, key }
   const { account } = ensureDefaultAccount(db, clock)
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
-  const logger = createLogger('silent')
-  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend } })
+  const logger = opts.logger ?? createLogger('silent')
+  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend }, pages: opts.pages })
   return {
     db, dir, clock, accountId: account.id, links,
     request(method, path, opts = {}) {

@@ -51,6 +51,23 @@ const DOCS_HTML = `<!doctype html>
   </body>
 </html>`
 
+/**
+ * The reference page's own Content-Security-Policy: the page policy's limits (only this origin's
+ * scripts and connections) with inline styles allowed, which Scalar's components set.
+ */
+const DOCS_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "object-src 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
 /** The OpenAPI document and the interactive reference page (served with no auth). */
 export function docsRoutes(getDocument: () => unknown) {
   let cached: string | undefined
@@ -59,6 +76,6 @@ export function docsRoutes(getDocument: () => unknown) {
       cached ??= JSON.stringify(getDocument())
       return new Response(cached, { headers: { 'content-type': 'application/json; charset=utf-8' } })
     }, { detail: { hide: true } })
-    .get('/docs', () => new Response(DOCS_HTML, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
+    .get('/docs', () => new Response(DOCS_HTML, { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': DOCS_POLICY } }), { detail: { hide: true } })
     .get('/docs/scalar.js', ({ request }) => scalarScript(request.headers.get('accept-encoding')), { detail: { hide: true } })
 }
