@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { dirname, join } from 'node:path'
 import { compressedOnce, pickCoding } from './compress'
+import { pagePolicy } from './security-headers'
 
 /**
  * Where the Scalar reference bundle is: embedded in the compiled binary (scripts/build.ts passes
@@ -51,22 +52,8 @@ const DOCS_HTML = `<!doctype html>
   </body>
 </html>`
 
-/**
- * The reference page's own Content-Security-Policy: the page policy's limits (only this origin's
- * scripts and connections) with inline styles allowed, which Scalar's components set.
- */
-const DOCS_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "object-src 'none'",
-  "frame-ancestors 'none'",
-].join('; ')
+/** The reference page's own policy: the page policy with inline styles (Scalar's components set them) and data: fonts; no map tiles. */
+const DOCS_POLICY = pagePolicy({ tileUrl: null, loosen: { 'style-src': "'self' 'unsafe-inline'", 'font-src': "'self' data:" } })
 
 /** The OpenAPI document and the interactive reference page (served with no auth). */
 export function docsRoutes(getDocument: () => unknown) {

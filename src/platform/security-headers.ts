@@ -24,19 +24,26 @@ export function tileSourceOf(tileUrl: string): string {
   return url.origin.replace('tile-subdomain', '*')
 }
 
-/** The Content-Security-Policy of HTML pages: only this origin's scripts, styles and connections; images also from the tile server. */
-export function pagePolicy(tileUrl: string = DEFAULT_MAP_TILE_URL): string {
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    `img-src 'self' data: blob: ${tileSourceOf(tileUrl)}`,
-    "connect-src 'self'",
-    "form-action 'self'",
-    "base-uri 'none'",
-    "object-src 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ')
+/**
+ * The Content-Security-Policy of HTML pages: only this origin's scripts, styles and connections;
+ * images also from the tile server (none when `tileUrl` is null). `loosen` replaces or adds
+ * directives for a page that needs more (the API reference page's inline styles).
+ */
+export function pagePolicy(opts: { tileUrl?: string | null; loosen?: Record<string, string> } = {}): string {
+  const tiles = opts.tileUrl === null ? '' : ` ${tileSourceOf(opts.tileUrl ?? DEFAULT_MAP_TILE_URL)}`
+  const directives: Record<string, string> = {
+    'default-src': "'self'",
+    'script-src': "'self'",
+    'style-src': "'self'",
+    'img-src': `'self' data: blob:${tiles}`,
+    'connect-src': "'self'",
+    'form-action': "'self'",
+    'base-uri': "'none'",
+    'object-src': "'none'",
+    ...opts.loosen,
+    'frame-ancestors': "'none'",
+  }
+  return Object.entries(directives).map(([k, v]) => `${k} ${v}`).join('; ')
 }
 
 /** The policy of everything that is not a page: nothing may load, nothing may frame it. */
@@ -47,7 +54,7 @@ const PERMISSIONS = 'geolocation=(self), camera=(self), microphone=(), payment=(
 /** Returns a function that adds the security headers to a response's headers, by its Content-Type. */
 export function securityHeaders(opts: { publicUrl?: string; tileUrl?: string } = {}) {
   const https = opts.publicUrl !== undefined && new URL(opts.publicUrl).protocol === 'https:'
-  const page = pagePolicy(opts.tileUrl)
+  const page = pagePolicy({ tileUrl: opts.tileUrl })
   return function addSecurityHeaders(headers: Headers): void {
     const type = headers.get('content-type') ?? ''
     const html = type.startsWith('text/html')
