@@ -24,6 +24,10 @@ export function pageFixtures(calls: Calls = {}) {
   const html = (text: string) => new Response(`<!doctype html><html lang="en"><title>Fixture</title><p>${text}</p></html>`, { headers: { 'content-type': 'text/html; charset=utf-8' } })
   return new Elysia().use(routeProps)
     .get('/fixture/page', () => { ran('page'); return html('a page') })
+    .get('/fixture/forms', () => new Response(`<!doctype html><html lang="en"><title>Forms</title>
+<form method="post" action="/fixture/form"><input name="name" value="Ann Lee"><input type="checkbox" name="scopes[]" value="jobs:read" checked><input type="checkbox" name="scopes[]" value="roster:read" checked><button>Save</button></form>
+<form method="post" action="/fixture/photo" enctype="multipart/form-data"><input name="caption" value="Front bumper"><input type="file" name="photo"><input type="file" name="spare"><button>Upload</button></form>
+</html>`, { headers: { 'content-type': 'text/html; charset=utf-8' } }))
     .post('/fixture/form', ({ body }) => { ran('form'); return Response.json(describeFields(body)) }, { accepts: { kind: 'form', maxBytes: BODY_CAPS.form } })
     .post('/fixture/few', ({ body }) => { ran('few'); return Response.json(describeFields(body)) }, { accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 3 } })
     .post('/fixture/photo', async ({ body }) => {
