@@ -22,7 +22,7 @@ export function escapeHtml(text: string): string {
 }
 
 /** The title of a status, as the page shows it ("404 Not found"). */
-export function statusTitle(status: number): string {
+function statusTitle(status: number): string {
   return `${status} ${TITLES[status] ?? (status >= 500 ? 'Something went wrong' : 'Not accepted')}`
 }
 

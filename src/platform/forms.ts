@@ -19,7 +19,7 @@ export class FormError extends Error {}
 /** Fields (or parts) a form may hold unless its route says otherwise. */
 export const MAX_FORM_FIELDS = 256
 /** Longest field name accepted, in characters. */
-export const MAX_FIELD_NAME = 200
+const MAX_FIELD_NAME = 200
 /** Largest header block of one multipart part; a browser's is a few hundred bytes. */
 const MAX_PART_HEADER_BYTES = 8 * 1024
 
@@ -83,7 +83,7 @@ function formDecode(s: string): string {
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/
 
 /** The boundary of a `multipart/form-data` Content-Type, or null when it is not one or has none that is valid. */
-export function multipartBoundary(contentType: string | null): string | null {
+function multipartBoundary(contentType: string | null): string | null {
   if (!contentType) return null
   const semi = contentType.indexOf(';')
   if ((semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() !== 'multipart/form-data') return null

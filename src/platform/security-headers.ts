@@ -19,7 +19,7 @@
 export const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'
 
 /** The CSP source for a tile URL template: its origin, `{s}` subdomains as a wildcard. */
-export function tileSourceOf(tileUrl: string): string {
+function tileSourceOf(tileUrl: string): string {
   const url = new URL(tileUrl.replace('{s}', 'tile-subdomain').replace(/\{[a-z]+\}/g, '0'))
   return url.origin.replace('tile-subdomain', '*')
 }
