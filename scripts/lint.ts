@@ -1,6 +1,7 @@
 /**
  * House rules the type checker cannot see. Exits 1 on a violation.
  * - route files never touch the database directly (they call operations);
+ * - route files never read a request body themselves (they declare it with `accepts`);
  * - only src/config.ts reads process.env (src/main.ts passes it in);
  * - platform/ helpers import no feature;
  * - the tenant (account, acct_, src/accounts/) and the commercial accounts directory
@@ -19,6 +20,7 @@ for await (const file of new Glob('{src,test,scripts}/**/*.ts').scan('.')) {
   lines.forEach((line, i) => {
     const at = `${file}:${i + 1}`
     if (file.endsWith('.routes.ts') && /from ['"](drizzle-orm|bun:sqlite)|from ['"][./]+db\//.test(line)) problems.push(`${at}: route files call operations; they do not import the database`)
+    if (file.endsWith('.routes.ts') && /\breadBody\(|\brequest\.(text|json|arrayBuffer|formData|blob|body)\b/.test(line)) problems.push(`${at}: routes take their body from the HTTP layer; declare it with accepts (src/platform/route-props.ts)`)
     if (file.startsWith('src/') && !file.endsWith('.test.ts') && !['src/config.ts', 'src/cli/cli.ts'].includes(file) && /process\.env\b/.test(line)) problems.push(`${at}: read settings in src/config.ts only`)
     if (file.startsWith('src/platform/') && /from ['"]\.\.\/(?!platform|db|version)[a-z-]+\//.test(line) && !file.endsWith('.test.ts')) problems.push(`${at}: platform helpers import no feature`)
     if (file.startsWith('src/jobs/') && !file.endsWith('.test.ts') && /from ['"]\.\.\/(texts|webhooks)\//.test(line)) problems.push(`${at}: jobs do not import texts or webhooks; register a JobWriter in src/operations/context-factory.ts`)

@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia'
+import { Elysia, type AnyElysia } from 'elysia'
 import type { Config } from './config'
 import { databasePinger, type Db } from './db/client'
 import type { Clock } from './platform/clock'
@@ -9,6 +9,7 @@ import { buildApiDocument } from './api-document'
 import { docsRoutes } from './platform/docs.routes'
 import { compileRouteCheckers, type RouteCheckers } from './platform/validation'
 import { healthRoutes } from './platform/health.routes'
+import { declaredRouteProps, type RouteProps } from './platform/route-props'
 import { authPlugin, createAuthorizer } from './accounts/auth.plugin'
 import type { Scope } from './accounts/scopes'
 import { accountRoutes } from './accounts/account.routes'
@@ -37,6 +38,8 @@ export interface AppDeps {
   webhookSend: Omit<SendSettings, 'signal'>
   /** The post-commit bus: job changes notify it; live streams listen to it. */
   bus: JobEventBus
+  /** Route plugins mounted after the API, declared with the same route options as pages (tests mount page fixtures here). */
+  pages?: AnyElysia[]
 }
 
 /** What route builders get: the deps, and the one factory of operation contexts. */
@@ -51,14 +54,14 @@ export function createApp(appDeps: AppDeps) {
   const auth = authPlugin(authorize, deps.contexts)
   // Scope and input checks of each route (by path, then method), read from the routes themselves
   // once they are all registered: one lookup per request, no key strings built on the hot path.
-  let byRoute: Map<string, Map<string, { scope?: Scope; checkers?: RouteCheckers }>> | undefined
+  let byRoute: Map<string, Map<string, { scope?: Scope; checkers?: RouteCheckers; declared?: Partial<RouteProps> }>> | undefined
   const routeInfo = (method: string, route: string) => {
     if (!byRoute) {
       byRoute = new Map()
       const checkers = compileRouteCheckers(app.routes)
       for (const r of app.routes as any[]) {
         const methods = byRoute.get(r.path) ?? new Map()
-        methods.set(r.method, { scope: r.hooks?.detail?.['x-required-scope'], checkers: checkers.get(`${r.method} ${r.path}`) })
+        methods.set(r.method, { scope: r.hooks?.detail?.['x-required-scope'], checkers: checkers.get(`${r.method} ${r.path}`), declared: declaredRouteProps(r.hooks?.detail) })
         byRoute.set(r.path, methods)
       }
     }
@@ -71,11 +74,14 @@ export function createApp(appDeps: AppDeps) {
     .use(httpPlugin({
       logger: deps.logger,
       maxBodyBytes: deps.config.maxBodyBytes,
+      publicUrl: deps.config.publicUrl,
       beforeBody: (request, route) => {
         const scope = routeInfo(request.method, route)?.scope
         if (scope) authorize(request, route, scope)
       },
       checkersOf: (method, route) => routeInfo(method, route)?.checkers,
+      declaredOf: (method, route) => routeInfo(method, route)?.declared,
+      routes: () => app.routes,
     }))
     .use(healthRoutes({ databaseAnswers: databasePinger(deps.db), isDraining: deps.isDraining }))
     .use(docsRoutes(() => buildApiDocument(app, deps.config.publicUrl)))
@@ -86,11 +92,12 @@ export function createApp(appDeps: AppDeps) {
     .use(webhookRoutes(auth, deps))
     .use(jobTextRoutes(auth, deps))
     .use(textRoutes(deps))
+  for (const plugin of deps.pages ?? []) app = app.use(plugin)
   return app as Elysia
 }
 
 /** Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. */
 export function createHandler(deps: AppDeps) {
   const app = createApp(deps)
-  return { app, fetch: createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining }) }
+  return { app, fetch: createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl }) }
 }

@@ -12,6 +12,7 @@ import { RateLimiter } from './platform/rate-limit'
 import { VERSION } from './version'
 import { startBackgroundWork } from './background'
 import { JobEventBus } from './jobs/job-event-bus'
+import { MAX_REQUEST_BODY_BYTES } from './platform/route-props'
 
 // Moved to the CLI kit (demo and the missing-database message print it too); kept exported here.
 export { selfCommand } from './cli/cli'
@@ -90,8 +91,8 @@ function listen(config: Config, fetch: (req: Request, server: Bun.Server<undefin
       port: config.port,
       hostname: config.host,
       reusePort: false,
-      // Each route caps its own body while reading (readBody; 256 KiB at most today); this is a backstop.
-      maxRequestBodySize: 1024 * 1024,
+      // Each route caps its own body while reading (route-props.ts); this is a backstop only.
+      maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
       development: false,
       fetch,
     })

@@ -15,7 +15,7 @@ import type { JobLinks } from '../src/jobs/job-links'
 import { createAccount, ensureDefaultAccount } from '../src/accounts/create-account'
 import { createKey } from '../src/accounts/create-key'
 import { SCOPES, type Scope } from '../src/accounts/scopes'
-import { createLogger } from '../src/platform/log'
+import { createLogger, type Logger } from '../src/platform/log'
 import { RateLimiter } from '../src/platform/rate-limit'
 import { JobEventBus } from '../src/jobs/job-event-bus'
 import { createContextFactory, type ContextFactory } from '../src/operations/context-factory'
@@ -58,11 +58,12 @@ export interface TestApi {
 
 /**
  * Starts the app on a fresh database file; `webhookSend` replaces parts of how webhook attempts
- * are made (resolver, address policy, TLS trust). Every /api/v1 response is checked against the
- * OpenAPI document (declared status, body schema) unless `checkResponses` is false: a response
- * the document does not describe fails the test that got it.
+ * are made (resolver, address policy, TLS trust), `pages` mounts extra route plugins (page
+ * fixtures), `logger` replaces the silent one (to read what was logged). Every /api/v1 response
+ * is checked against the OpenAPI document (declared status, body schema) unless
+ * `checkResponses` is false: a response the document does not describe fails the test that got it.
  */
-export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']>; checkResponses?: boolean } = {}): TestApi {
+export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']>; checkResponses?: boolean; pages?: AppDeps['pages']; logger?: Logger } = {}): TestApi {
   const dir = mkdtempSync(join(tmpdir(), 'towline-test-'))
   const clock = new TestClock()
   const config = readConfig({ TOWLINE_DB: join(dir, 'towline.db'), TOWLINE_PUBLIC_URL: 'http://towline.test', ...env })
@@ -72,9 +73,9 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
   const links = { publicUrl: config.publicUrl, key }
   const { account } = ensureDefaultAccount(db, clock)
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
-  const logger = createLogger('silent')
+  const logger = opts.logger ?? createLogger('silent')
   const bus = new JobEventBus(db, logger)
-  const { app, fetch: handle } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend } })
+  const { app, fetch: handle } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend }, pages: opts.pages })
   let check: Promise<ResponseCheck> | undefined
   const fetch: typeof handle = async (request, server) => {
     // Read before handling: the handler may consume the request.

@@ -54,16 +54,3 @@ export async function readBody(request: Request, limitBytes: number): Promise<Ui
     throw refuse('aborted')
   }
 }
-
-/** Reads a body under a cap as UTF-8 text (invalid bytes become U+FFFD, as form decoding does). */
-export async function readBodyText(request: Request, limitBytes: number): Promise<string> {
-  return new TextDecoder().decode(await readBody(request, limitBytes))
-}
-
-/** The plain-text answer of device and provider routes to a body they could not read. */
-export function plainBodyErrorResponse(err: BodyError): Response {
-  return new Response(`${err.message}\n`, {
-    status: err.problem === 'too_large' ? 413 : 400,
-    headers: { 'content-type': 'text/plain; charset=utf-8', ...(err.problem === 'too_large' ? { connection: 'close' } : {}) },
-  })
-}

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { dirname, join } from 'node:path'
 import { compressedOnce, pickCoding } from './compress'
+import { pagePolicy } from './security-headers'
 
 /**
  * Where the Scalar reference bundle is: embedded in the compiled binary (scripts/build.ts passes
@@ -51,6 +52,9 @@ const DOCS_HTML = `<!doctype html>
   </body>
 </html>`
 
+/** The reference page's own policy: the page policy with inline styles (Scalar's components set them) and data: fonts; no map tiles. */
+const DOCS_POLICY = pagePolicy({ tileUrl: null, loosen: { 'style-src': "'self' 'unsafe-inline'", 'font-src': "'self' data:" } })
+
 /** The OpenAPI document and the interactive reference page (served with no auth). */
 export function docsRoutes(getDocument: () => unknown) {
   let cached: string | undefined
@@ -59,6 +63,6 @@ export function docsRoutes(getDocument: () => unknown) {
       cached ??= JSON.stringify(getDocument())
       return new Response(cached, { headers: { 'content-type': 'application/json; charset=utf-8' } })
     }, { detail: { hide: true } })
-    .get('/docs', () => new Response(DOCS_HTML, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
+    .get('/docs', () => new Response(DOCS_HTML, { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': DOCS_POLICY } }), { detail: { hide: true } })
     .get('/docs/scalar.js', ({ request }) => scalarScript(request.headers.get('accept-encoding')), { detail: { hide: true } })
 }

@@ -1,23 +1,25 @@
 import { Elysia } from 'elysia'
 import type { Logger } from './log'
-import { AppError, errorBody, renderError, validationFailed, type ErrorCode } from './errors'
+import { AppError, renderError, validationFailed } from './errors'
 import { requestInfo } from './request-info'
 import { randomBase62 } from './ids'
-import { BodyError, plainBodyErrorResponse, readBody } from './body'
+import { BodyError, readBody } from './body'
 import { loneSurrogatePath, MAX_JSON_DEPTH, parseUntrustedJson } from './json'
 import { problemsOf, type RouteCheckers } from './validation'
-
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
-
-function errorResponse(code: ErrorCode, status: number, message: string, details: Record<string, unknown> = {}): Response {
-  return new Response(JSON.stringify(errorBody(code, message, details)), { status, headers: JSON_HEADERS })
-}
+import { FormError, parseMultipart, parseUrlEncoded } from './forms'
+import { resolveRouteProps, type Answers, type BodySpec, type RouteProps } from './route-props'
+import { comesFromOwnPages, publicOriginOf } from './same-origin'
+import { errorPage } from './error-page'
+import { securityHeaders } from './security-headers'
 
 const SURROGATE_MESSAGE = 'holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair); send well-formed text'
 
-/** The 413 of an API body over its cap; the connection closes, so the rest of the upload is never taken. */
+/** A byte count as people read it: `256 KiB`, `10 MiB`. */
+const sizeText = (bytes: number) => (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${Math.round(bytes / 1024)} KiB`)
+
+/** The 413 of a body over its route's cap; the connection closes, so the rest of the upload is never taken. */
 function tooLarge(limitBytes: number): AppError {
-  return new AppError('payload_too_large', `The request body is larger than ${limitBytes / 1024} KiB.`, { limit_bytes: limitBytes }, { connection: 'close' })
+  return new AppError('payload_too_large', `The request body is larger than ${sizeText(limitBytes)}.`, { limit_bytes: limitBytes }, { connection: 'close' })
 }
 
 /**
@@ -68,31 +70,121 @@ function fieldsOf(error: any): { path: string; message: string }[] {
   return [{ path: root, message: 'is not valid' }]
 }
 
+const INTERNAL_MESSAGE = 'Something went wrong on our side. The request id identifies it in the logs.'
+
+/** Renders an error the way the route answers: JSON, plain text (device and provider callbacks) or an HTML page. */
+function renderFor(answers: Answers, err: AppError, request: Request, htmlSentence?: string): Response {
+  if (answers === 'json') return renderError(err)
+  if (answers === 'text') return new Response(`${err.message}\n`, { status: err.status, headers: { ...err.headers, 'content-type': 'text/plain; charset=utf-8' } })
+  const sentence = htmlSentence ?? (err.errorCode === 'internal_error'
+    ? 'Something went wrong on our side. If it keeps happening, give the request id below to whoever runs this service.'
+    : err.message)
+  return errorPage(err.status, sentence, requestInfo(request).requestId, err.headers)
+}
+
+/** How an unmatched request is answered: JSON under /api/, a page elsewhere. */
+const answersByPath = (pathname: string): Answers => (pathname.startsWith('/api/') ? 'json' : 'html')
+
+/** Turns a body that could not be read (over its cap, or cut off) into the error of its kind. */
+function bodyRefused(err: BodyError, kind: BodySpec['kind']): AppError {
+  if (err.problem === 'too_large') return tooLarge(err.limitBytes)
+  return new AppError(kind === 'json' ? 'invalid_json' : 'invalid_form', 'The request body ended before it was complete.')
+}
+
+/** Reads a body as its route declared it (see route-props.ts); `{}` for a route that reads none. */
+async function readDeclaredBody(request: Request, spec: BodySpec | undefined): Promise<unknown> {
+  if (!spec) return {}
+  if (spec.kind === 'json') return readJsonObject(request, spec.maxBytes)
+  let bytes: Uint8Array
+  try {
+    bytes = await readBody(request, spec.maxBytes)
+  } catch (err) {
+    if (err instanceof BodyError) throw bodyRefused(err, spec.kind)
+    throw err
+  }
+  // Device callbacks take what they are sent; invalid bytes become U+FFFD, as form decoding does.
+  if (spec.kind === 'text') return new TextDecoder().decode(bytes)
+  try {
+    return spec.kind === 'form'
+      ? parseUrlEncoded(bytes, spec.maxFields)
+      : parseMultipart(bytes, request.headers.get('content-type'), spec.maxFields)
+  } catch (err) {
+    if (!(err instanceof FormError)) throw err
+    requestInfo(request).bodyProblem = 'not_form'
+    throw new AppError('invalid_form', err.message)
+  }
+}
+
+/** Turns an Elysia route path (`/jobs/:id`, `/files/*`) into a pattern its requests' paths match. */
+function routePattern(path: string): RegExp {
+  const source = path.split('/').map((seg) => seg === '*' ? '.*' : seg.startsWith(':') ? (seg.endsWith('?') ? '[^/]*' : '[^/]+') : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/')
+  return new RegExp(`^${source}/?$`)
+}
+
 /**
- * The one error renderer and body parser, as a global Elysia plugin: every error, from a
- * domain AppError to an unknown route or a crash, leaves as `{ error: { code, message, details } }`.
+ * The one error renderer and body reader, as a global Elysia plugin. Before a body is read it
+ * settles the route's properties (route-props.ts), refuses a cross-site page request (403) and
+ * authenticates API keys; then it reads the body the route declared, under its cap. Every error
+ * leaves the way the route answers: `{ error: { code, message, details } }` for the API and
+ * machine routes, plain text for device callbacks, an HTML page for pages.
  */
 export function httpPlugin(deps: {
   logger: Logger
+  /** The API's JSON cap, for /api/ routes that declare no body of their own. */
   maxBodyBytes: number
+  /** The public URL: state-changing page requests must come from its origin. */
+  publicUrl: string
   /** Runs before a body is read or an input checked (authentication, so that 401/403 come before 400/413/422). */
   beforeBody?: (request: Request, route: string) => void
   /** The compiled input checks of a route (`GET`, `/api/v1/jobs/:id`). */
   checkersOf?: (method: string, route: string) => RouteCheckers | undefined
+  /** What a route declared with the `answers`, `accepts` and `sameOrigin` options. */
+  declaredOf?: (method: string, route: string) => Partial<RouteProps> | undefined
+  /** Every route, so that a known path asked with another method is told apart (405) from an unknown one. */
+  routes?: () => { method: string; path: string }[]
 }) {
+  const publicOrigin = publicOriginOf(deps.publicUrl)
+  const methodOf = (request: Request) => (request.method === 'HEAD' ? 'GET' : request.method)
+  // Settled once per route and method: the hot path allocates nothing for it.
+  const settled = new Map<string, Map<string, RouteProps>>()
+  const propsOf = (method: string, route: string): RouteProps => {
+    let methods = settled.get(route)
+    if (!methods) settled.set(route, methods = new Map())
+    let props = methods.get(method)
+    if (!props) methods.set(method, props = resolveRouteProps(method, route, deps.declaredOf?.(method, route), deps.maxBodyBytes))
+    return props
+  }
+  /** Settles the route's properties, then the checks that come before its body: same origin, then the API key. Once per request. */
+  const beforeBody = (request: Request, route: string): RouteProps => {
+    const info = requestInfo(request)
+    if (info.props) return info.props
+    const props = propsOf(methodOf(request), route)
+    info.props = props
+    // The route's pattern, not its path: page paths carry secret tokens, which the access log must not.
+    info.route ??= route
+    if (props.sameOrigin && !comesFromOwnPages(request.headers, publicOrigin)) {
+      throw new AppError('cross_site_request', `This request did not come from this service's own pages at ${publicOrigin}; nothing was changed. Open the page at that address and try again.`, { public_origin: publicOrigin })
+    }
+    deps.beforeBody?.(request, route)
+    return props
+  }
+  let patterns: { method: string; path: string; pattern: RegExp }[] | undefined
+  /** The routes whose path matches this one, whatever their method. */
+  const routesAt = (pathname: string) => {
+    patterns ??= (deps.routes?.() ?? []).map((r) => ({ method: r.method, path: r.path, pattern: routePattern(r.path) }))
+    return patterns.filter((r) => r.pattern.test(pathname))
+  }
+  const logError = (request: Request, route: string | undefined, err: unknown, message: string) => {
+    const info = requestInfo(request)
+    deps.logger.error({ err, request_id: info.requestId, method: request.method, route: info.route ?? route ?? new URL(request.url).pathname }, message)
+  }
   return new Elysia({ name: 'towline.http' })
-    .onParse({ as: 'global' }, ({ request, route }) => {
-      // Only the JSON API reads bodies here; device and provider callbacks (OsmAnd, Twilio)
-      // read their own form or JSON bodies through readBody with their own caps.
-      if (!route.startsWith('/api/')) return {}
-      deps.beforeBody?.(request, route)
-      return readJsonObject(request, deps.maxBodyBytes)
-    })
+    .onParse({ as: 'global' }, ({ request, route }) => readDeclaredBody(request, beforeBody(request, route).accepts))
     .onTransform({ as: 'global' }, (ctx) => {
       const { request, route } = ctx
-      const checkers = deps.checkersOf?.(request.method === 'HEAD' ? 'GET' : request.method, route)
+      beforeBody(request, route)
+      const checkers = deps.checkersOf?.(methodOf(request), route)
       if (!checkers) return
-      if (route.startsWith('/api/')) deps.beforeBody?.(request, route)
       // A path parameter that does not even decode names nothing that exists.
       if (checkers.params?.(ctx.params)) {
         const { pathname } = new URL(request.url)
@@ -105,28 +197,40 @@ export function httpPlugin(deps: {
       ]
       if (problems.length) throw validationFailed(problems.slice(0, 10))
     })
-    .onError({ as: 'global' }, ({ code, error, request }) => {
-      if (error instanceof AppError) return renderError(error)
+    .onError({ as: 'global' }, (ctx) => {
+      const { code, error, request } = ctx
+      const route = (ctx as { route?: string }).route
+      const info = requestInfo(request)
+      const answers = info.props?.answers ?? (route ? propsOf(methodOf(request), route).answers : answersByPath(new URL(request.url).pathname))
+      if (error instanceof AppError) return renderFor(answers, error, request)
       // An AppError thrown while parsing (e.g. 401 before the body is read) arrives wrapped.
-      if ((error as any)?.cause instanceof AppError) return renderError((error as any).cause)
-      // A device or provider route could not read its body (over its cap, or the client hung up).
-      if (error instanceof BodyError) return plainBodyErrorResponse(error)
+      if ((error as any)?.cause instanceof AppError) return renderFor(answers, (error as any).cause, request)
+      // A handler that read a body itself through readBody and could not.
+      if (error instanceof BodyError) return renderFor(answers, bodyRefused(error, 'form'), request)
       switch (code) {
-        case 'PARSE': return errorResponse('invalid_json', 400, 'The request body is not valid JSON.')
+        case 'PARSE': return renderFor(answers, new AppError('invalid_json', 'The request body is not valid JSON.'), request)
         case 'VALIDATION': {
           if ((error as any).type === 'response') {
-            deps.logger.error({ err: error, path: new URL(request.url).pathname }, 'response failed its own schema')
-            return errorResponse('internal_error', 500, 'Something went wrong on our side. The request id identifies it in the logs.')
+            logError(request, route, error, 'response failed its own schema')
+            return renderFor(answers, new AppError('internal_error', INTERNAL_MESSAGE), request)
           }
-          return renderError(validationFailed(fieldsOf(error)))
+          return renderFor(answers, validationFailed(fieldsOf(error)), request)
         }
         case 'NOT_FOUND': {
           const { pathname } = new URL(request.url)
-          return errorResponse('not_found', 404, `There is no ${request.method} ${pathname} endpoint.`, { method: request.method, path: pathname })
+          const at = pathname.startsWith('/api/') ? [] : routesAt(pathname)
+          if (at.length) {
+            // The API keeps answering 404 for these, as documented; pages and callbacks say 405.
+            const allow = [...new Set(at.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))].join(', ')
+            const err = new AppError('method_not_allowed', `${pathname} does not take ${request.method}; it takes ${allow}.`, { method: request.method, allow }, { allow })
+            return renderFor(propsOf(at[0]!.method, at[0]!.path).answers, err, request, `This address does not take ${request.method} requests.`)
+          }
+          const err = new AppError('not_found', `There is no ${request.method} ${pathname} endpoint.`, { method: request.method, path: pathname })
+          return renderFor(answersByPath(pathname), err, request, 'There is no page at this address.')
         }
         default: {
-          deps.logger.error({ err: error, path: new URL(request.url).pathname }, 'unhandled error')
-          return errorResponse('internal_error', 500, 'Something went wrong on our side. The request id identifies it in the logs.')
+          logError(request, route, error, 'unhandled error')
+          return renderFor(answers, new AppError('internal_error', INTERNAL_MESSAGE), request)
         }
       }
     })
@@ -143,14 +247,15 @@ export interface PeerSource { requestIP(request: Request): { address: string } |
 
 /**
  * Wraps the Elysia app as Bun.serve's fetch handler: a Request-Id on every response, the
- * client's address for the routes that need it, and one access-log line per request. Bodies
- * are capped by the routes that read them (readBody); Bun.serve's maxRequestBodySize is only
- * a backstop.
+ * security headers (security-headers.ts), the client's address for the routes that need it,
+ * and one access-log line per request. Bodies are capped by the routes that read them;
+ * Bun.serve's maxRequestBodySize is only a backstop.
  */
 export function createFetchHandler(
   app: { handle: (req: Request) => Promise<Response> | Response },
-  deps: { logger: Logger; isDraining?: () => boolean },
+  deps: { logger: Logger; isDraining?: () => boolean; publicUrl?: string },
 ) {
+  const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl })
   return async function fetch(original: Request, server?: PeerSource): Promise<Response> {
     const started = performance.now()
     // Elysia finds the path by searching for "/" from index 11 of the URL, so a short Host
@@ -162,6 +267,7 @@ export function createFetchHandler(
     const incoming = request.headers.get('request-id') ?? request.headers.get('x-request-id')
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
     const info = requestInfo(request)
+    // Known before the app runs, so error pages and error log lines can name it.
     info.requestId = requestId
     if (server) info.peer = () => server.requestIP(original)?.address
     let response: Response
@@ -169,10 +275,12 @@ export function createFetchHandler(
       response = await app.handle(request)
     } catch (err) {
       deps.logger.error({ err, request_id: requestId }, 'handler threw outside Elysia')
-      response = errorResponse('internal_error', 500, 'Something went wrong on our side. The request id identifies it in the logs.')
+      const internal = new AppError('internal_error', 'Something went wrong on our side. The request id identifies it in the logs.')
+      response = renderFor(info.props?.answers ?? answersByPath(new URL(request.url).pathname), internal, request)
     }
     response.headers.set('Request-Id', requestId)
     if (info.headers) for (const [k, v] of Object.entries(info.headers)) response.headers.set(k, v)
+    addSecurityHeaders(response.headers)
     if (deps.isDraining?.()) response.headers.set('Connection', 'close')
     deps.logger.info({
       request_id: requestId,
@@ -186,4 +294,10 @@ export function createFetchHandler(
     }, 'request')
     return response
   }
+}
+
+/** A logger whose lines carry the request's id (`request_id`, as its Request-Id header), for what is logged while handling it. */
+export function requestLogger(logger: Logger, request: Request): Logger {
+  const id = requestInfo(request).requestId
+  return id ? logger.child({ request_id: id }) : logger
 }

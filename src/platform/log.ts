@@ -1,7 +1,7 @@
 import pino from 'pino'
 
-/** Creates the JSON logger: NDJSON on stdout, never a transport (transports hang the compiled binary). */
-export function createLogger(level: string, dest: number = 1) {
+/** Creates the JSON logger: NDJSON on stdout (or a stream tests read), never a transport (transports hang the compiled binary). */
+export function createLogger(level: string, dest: number | pino.DestinationStream = 1) {
   return pino(
     {
       level,
@@ -9,7 +9,7 @@ export function createLogger(level: string, dest: number = 1) {
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: ['req.headers.authorization', 'authorization', 'key', 'secret'],
     },
-    pino.destination({ dest, sync: false }),
+    typeof dest === 'number' ? pino.destination({ dest, sync: false }) : dest,
   )
 }
 

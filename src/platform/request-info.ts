@@ -1,8 +1,12 @@
+import type { RouteProps } from './route-props'
+
 /** What the access log and the response headers need to know about a request, filled in while Elysia handles it. */
 export interface RequestInfo {
-  /** The Request-Id the response carries (and every log line about the request). */
+  /** The id its response's Request-Id header carries (set before the app runs). */
   requestId?: string
   route?: string
+  /** The matched route's properties after defaults (route-props.ts), once settled. */
+  props?: RouteProps
   keyId?: string
   accountId?: string
   /** The authenticated caller, once known (typed by the auth feature). */
@@ -10,7 +14,7 @@ export interface RequestInfo {
   /** Headers every response to this request carries (rate-limit quota). */
   headers?: Record<string, string>
   /** Why the body could not be read, when it could not. */
-  bodyProblem?: 'too_large' | 'aborted' | 'not_json' | 'not_object'
+  bodyProblem?: 'too_large' | 'aborted' | 'not_json' | 'not_object' | 'not_form'
   /** The client's address as the socket saw it (absent in-process). */
   peer?: () => string | undefined
 }

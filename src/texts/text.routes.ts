@@ -6,10 +6,11 @@ import { listJobTexts } from './list-texts'
 import { TextMessage } from './text.model'
 import { applyDeliveryReport, handleInboundText } from './inbound'
 import { maskPhone, validTwilioSignature } from './providers'
-import { readBodyText } from '../platform/body'
+import { requestLogger } from '../platform/http'
+import { routeProps, type BodySpec } from '../platform/route-props'
 
 /** Twilio's form posts are a few KiB, media URLs included; anything larger is not Twilio. */
-const TWILIO_BODY_BYTES = 64 * 1024
+const TWILIO_BODY: BodySpec = { kind: 'form', maxBytes: 64 * 1024 }
 
 const xml = (body: string) => new Response(`<?xml version="1.0" encoding="UTF-8"?><Response>${body}</Response>`, { headers: { 'content-type': 'text/xml; charset=utf-8' } })
 const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!)
@@ -20,30 +21,32 @@ const mediaUrls = (p: Record<string, string>) => Array.from({ length: Math.min(1
 /** Twilio's webhooks: inbound texts and delivery reports, each checked with X-Twilio-Signature. */
 export function textRoutes(deps: RouteDeps) {
   const token = deps.config.twilio.authToken
-  /** Reads Twilio's form body and checks its signature against the URL Twilio called (our public URL). */
-  async function signed(request: Request, path: string): Promise<Record<string, string> | null> {
-    const params = Object.fromEntries(new URLSearchParams(await readBodyText(request, TWILIO_BODY_BYTES)))
+  /** Checks Twilio's form against its signature and the URL Twilio called (our public URL); a field Twilio never repeats is text. */
+  function signed(body: unknown, request: Request, path: string): Record<string, string> | null {
+    const params = Object.fromEntries(Object.entries(body as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'))
     return validTwilioSignature(token, `${deps.config.publicUrl}${path}`, params, request.headers.get('x-twilio-signature')) ? params : null
   }
   const refused = () => new Response('signature check failed\n', { status: 403, headers: { 'content-type': 'text/plain' } })
-  return new Elysia()
-    .post('/sms/twilio/inbound', async ({ request }) => {
-      const p = await signed(request, '/sms/twilio/inbound')
+  // Twilio posts from no page of ours (its signature is the proof); errors are plain text.
+  const callback = { answers: 'text', sameOrigin: false, accepts: TWILIO_BODY, detail: { hide: true } } as const
+  return new Elysia().use(routeProps)
+    .post('/sms/twilio/inbound', ({ request, body }) => {
+      const p = signed(body, request, '/sms/twilio/inbound')
       if (!p) return refused()
       const { reply, unmatched } = handleInboundText(
         { db: deps.db, clock: deps.clock, contexts: deps.contexts, replyWindowMs: deps.config.smsReplyWindowMs },
         { from: p.From ?? '', to: p.To ?? '', body: p.Body ?? '', sid: p.MessageSid ?? p.SmsSid ?? null, media: mediaUrls(p) },
       )
       // Nobody would see it otherwise: say so in the log, where the operator looks (the number masked).
-      if (unmatched) deps.logger.warn({ from: maskPhone(p.From ?? ''), to: p.To, message_sid: p.MessageSid ?? p.SmsSid, body: p.Body }, 'inbound text matched no open or recently finished job of an account that texted this number; not threaded')
+      if (unmatched) requestLogger(deps.logger, request).warn({ from: maskPhone(p.From ?? ''), to: p.To, message_sid: p.MessageSid ?? p.SmsSid, body: p.Body }, 'inbound text matched no open or recently finished job of an account that texted this number; not threaded')
       return xml(reply ? `<Message>${escapeXml(reply)}</Message>` : '')
-    }, { detail: { hide: true } })
-    .post('/sms/twilio/status', async ({ request }) => {
-      const p = await signed(request, '/sms/twilio/status')
+    }, callback)
+    .post('/sms/twilio/status', ({ request, body }) => {
+      const p = signed(body, request, '/sms/twilio/status')
       if (!p) return refused()
       applyDeliveryReport(deps.db, deps.clock, { providerId: p.MessageSid ?? '', status: p.MessageStatus ?? p.SmsStatus ?? '', errorCode: p.ErrorCode ?? null })
       return new Response(null, { status: 204 })
-    }, { detail: { hide: true } })
+    }, callback)
 }
 
 /** GET /jobs/{id}/texts: what was texted about a job (or recorded only, with the log provider), and what was skipped and why. */

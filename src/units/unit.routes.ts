@@ -3,7 +3,7 @@ import type { AppDeps } from '../app'
 import type { AuthPlugin } from '../accounts/auth.plugin'
 import { ListOf, PageQuery, PositionSchema } from '../jobs/job.model'
 import { named, oneOf } from '../platform/schema'
-import { readBodyText } from '../platform/body'
+import { routeProps } from '../platform/route-props'
 import { parseUntrustedJson } from '../platform/json'
 import { addressBucket, RateLimiter } from '../platform/rate-limit'
 import { requestInfo } from '../platform/request-info'
@@ -31,17 +31,17 @@ export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
     new Response(`${text}\n`, { status, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } })
   const misses = new RateLimiter(deps.clock, { unknown_device: UNKNOWN_DEVICES_PER_MINUTE })
   /** Reads and stores one report; the status and text the device gets, limits aside. */
-  const handle = async (request: Request, query: Record<string, string | undefined>): Promise<{ status: number; text: string }> => {
+  const handle = (request: Request, query: Record<string, string | undefined>, body: unknown): { status: number; text: string } => {
     let params: Record<string, unknown> = { ...query }
     let json: unknown
-    if (request.method === 'POST') {
-      const text = await readBodyText(request, OSMAND_BODY_BYTES)
+    // A GET carries its report in the query; a POST's body is the text the route read (form or JSON).
+    if (typeof body === 'string') {
       const type = request.headers.get('content-type') ?? ''
       if (type.includes('json')) {
-        const parsed = parseUntrustedJson(text)
+        const parsed = parseUntrustedJson(body)
         if (!parsed.ok) return { status: 400, text: 'invalid JSON' }
         json = parsed.value
-      } else if (text) params = { ...Object.fromEntries(new URLSearchParams(text)), ...params }
+      } else if (body) params = { ...Object.fromEntries(new URLSearchParams(body)), ...params }
     }
     try {
       recordPosition(deps.db, deps.clock, parsePositionReport(params, json, deps.clock.now()))
@@ -53,13 +53,13 @@ export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
   }
   const tooMany = (retryAfterS: number) =>
     plain(429, `too many unknown device ids from this address; retry in ${retryAfterS} seconds`, { 'retry-after': String(retryAfterS) })
-  const ingest = async ({ request, query }: { request: Request; query: Record<string, string | undefined> }) => {
+  const ingest = ({ request, query, body }: { request: Request; query: Record<string, string | undefined>; body: unknown }) => {
     const client = addressBucket(requestInfo(request).peer?.() ?? 'in-process')
     // While an address is limited, every report from it is answered 429 whatever it held, so
     // the answer never tells a known id from an unknown one. A known device's fix is still
     // stored: phones sharing an address (behind a proxy) with a misconfigured one keep reporting.
     const before = misses.peek(client, 'unknown_device')
-    const outcome = await handle(request, query)
+    const outcome = handle(request, query, body)
     if (outcome.status === 404) {
       const miss = misses.take(client, 'unknown_device')
       if (!miss.allowed) return tooMany(miss.retryAfterS)
@@ -67,9 +67,10 @@ export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
     if (!before.allowed) return tooMany(before.retryAfterS)
     return plain(outcome.status, outcome.text)
   }
-  return new Elysia()
-    .get('/osmand', ingest, { detail: { hide: true } })
-    .post('/osmand', ingest, { detail: { hide: true } })
+  return new Elysia().use(routeProps)
+    // Phones post from no page of ours: no same-origin check; errors are plain text for the app's log.
+    .get('/osmand', ingest, { answers: 'text', detail: { hide: true } })
+    .post('/osmand', ingest, { answers: 'text', sameOrigin: false, accepts: { kind: 'text', maxBytes: OSMAND_BODY_BYTES }, detail: { hide: true } })
     .use(new Elysia({ prefix: '/api/v1' }).use(auth)
       .get('/units', ({ ctx, query }) => listUnitsPage(ctx, query), {
         scope: 'roster:read',
