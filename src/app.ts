@@ -93,7 +93,27 @@ export function createApp(appDeps: AppDeps) {
     .use(jobTextRoutes(auth, deps))
     .use(textRoutes(deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
+  skipElysiaValidation(app.routes)
   return app as Elysia
+}
+
+/**
+ * Tells Elysia not to check route inputs and responses itself. Inputs are checked once, by our
+ * own checkers (platform/validation.ts, in the transform step, with plain-word messages), so
+ * Elysia's second pass only cost time. Responses are not checked at run time: the test suite
+ * checks every response against the OpenAPI document (test/openapi-check.ts), and a response
+ * that drifted from its schema is a bug to catch there, not a 500 to give a client.
+ */
+function skipElysiaValidation(routes: { hooks?: Record<string, any> }[]): void {
+  for (const r of routes) {
+    const h = r.hooks ?? {}
+    for (const part of ['body', 'query', 'params', 'headers'] as const) if (h[part] && typeof h[part] === 'object') h[part].noValidate = true
+    const response = h.response
+    if (response && typeof response === 'object') {
+      if ('type' in response || 'anyOf' in response) response.noValidate = true
+      else for (const schema of Object.values(response)) if (schema && typeof schema === 'object') (schema as Record<string, unknown>).noValidate = true
+    }
+  }
 }
 
 /** Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. */

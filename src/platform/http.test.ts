@@ -395,10 +395,11 @@ describe('the request id in error logs', () => {
     }
   })
 
-  test('a response that fails its own schema is logged with the request id', async () => {
+  test('a response is not checked against its schema at run time: the suite checks every response against the OpenAPI document instead', async () => {
     const res = await send('GET', '/fixture/bad-response')
-    await expectError(res, 500, 'internal_error')
-    expect(linesWith('response failed its own schema').map((l) => l.request_id)).toContain(res.headers.get('request-id'))
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ a: 1 })
+    expect(linesWith('response failed its own schema')).toEqual([])
   })
 
   test("an operation's warning logged through the request logger carries it too (an inbound text that matched no job)", async () => {

@@ -130,6 +130,7 @@ class SchemaSet {
     // Object.entries skips typebox's symbol keys (Kind, Optional) and the schema's name.
     for (const [key, value] of Object.entries(s)) {
       if (key === 'nullable') continue // Elysia's OpenAPI 3.0 marker; the null is in anyOf already
+      if (key === 'noValidate') continue // tells Elysia our own checks run instead (app.ts); not part of the schema
       if (key === 'properties') out.properties = Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, this.convert(v, false)]))
       else if (key === 'patternProperties') {
         const entries = Object.entries(value as Json)
