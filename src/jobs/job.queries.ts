@@ -29,13 +29,14 @@ export function toJobRow(r: RawJob): JobRow {
   }
 }
 
-const canSee = (scope: JobScope, row: RawJob) =>
+/** Tells whether the caller may see a raw jobs row: its account, its sites, its one job for a link. */
+export const canSeeJob = (scope: JobScope, row: RawJob) =>
   row.account_id === scope.accountId && (!scope.siteIds || scope.siteIds.includes(row.site_id)) && (scope.jobId === undefined || scope.jobId === row.id)
 
 /** Finds a job the caller may see, or throws 404 (other accounts' jobs answer exactly as unknown ones). */
 export function findJobOrThrow(db: Db, scope: JobScope, id: string): JobRow {
   const raw = db.$client.query<RawJob, [string]>('SELECT * FROM jobs WHERE id = ?').get(id)
-  if (!raw || !canSee(scope, raw)) throw notFound('job', id)
+  if (!raw || !canSeeJob(scope, raw)) throw notFound('job', id)
   return toJobRow(raw)
 }
 

@@ -6,7 +6,7 @@ import { isStatus, STATUSES } from './job-status'
 import { findJobOrThrow, listJobRows } from './job.queries'
 import type { ListJobsQuery, PageQuery } from './job.model'
 import { jobEventView, listJobEventRows } from './job-events'
-import { presentJob, presentJobs } from './present-job'
+import { presentJobs, readJobView } from './present-job'
 
 /** GET /jobs: newest first, cursor-paged, filtered by status, since, updated_since and external_ref. */
 export function listJobs(ctx: OperationContext, query: ListJobsQuery) {
@@ -44,5 +44,5 @@ export function listJobEvents(ctx: OperationContext, id: string, query: PageQuer
 /** GET /jobs/{id}: one job with its unit, the unit's last position and the tracking link. */
 export function getJob(ctx: OperationContext, id: string) {
   requirePermission(ctx.actor, 'jobs:read')
-  return presentJob(ctx.db, ctx.links, findJobOrThrow(ctx.db, ctx.scope, id))
+  return readJobView(ctx.db, ctx.links, ctx.scope, id)
 }

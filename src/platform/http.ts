@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import type { Logger } from './log'
+import { createAccessLog, type Logger } from './log'
 import { AppError, renderError, validationFailed } from './errors'
 import { requestInfo } from './request-info'
 import { randomBase62 } from './ids'
@@ -10,7 +10,7 @@ import { FormError, parseMultipart, parseUrlEncoded } from './forms'
 import { resolveRouteProps, type Answers, type BodySpec, type RouteProps } from './route-props'
 import { comesFromOwnPages, publicOriginOf } from './same-origin'
 import { errorPage } from './error-page'
-import { securityHeaders } from './security-headers'
+import { dataResponseHeaders, securityHeaders } from './security-headers'
 
 const SURROGATE_MESSAGE = 'holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair); send well-formed text'
 
@@ -144,6 +144,7 @@ export function httpPlugin(deps: {
   routes?: () => { method: string; path: string }[]
 }) {
   const publicOrigin = publicOriginOf(deps.publicUrl)
+  const apiHeaders = dataResponseHeaders({ publicUrl: deps.publicUrl })
   const methodOf = (request: Request) => (request.method === 'HEAD' ? 'GET' : request.method)
   // Settled once per route and method: the hot path allocates nothing for it.
   const settled = new Map<string, Map<string, RouteProps>>()
@@ -196,6 +197,16 @@ export function httpPlugin(deps: {
         ...(checkers.body ? checkers.body(ctx.body) ?? [] : []),
       ]
       if (problems.length) throw validationFailed(problems.slice(0, 10))
+      // An authenticated API route answers a JSON object: its Response is built with every header
+      // at once (Request-Id, the rate-limit quota, the security headers); the fetch handler then
+      // has nothing to add.
+      const info = requestInfo(request)
+      if (info.principal !== undefined && info.requestId !== undefined) {
+        const headers = ctx.set.headers as Record<string, string>
+        headers['request-id'] = info.requestId
+        if (info.headers) Object.assign(headers, info.headers)
+        Object.assign(headers, apiHeaders)
+      }
     })
     .onError({ as: 'global' }, (ctx) => {
       const { code, error, request } = ctx
@@ -256,6 +267,7 @@ export function createFetchHandler(
   deps: { logger: Logger; isDraining?: () => boolean; publicUrl?: string },
 ) {
   const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl })
+  const accessLog = createAccessLog(deps.logger)
   return async function fetch(original: Request, server?: PeerSource): Promise<Response> {
     const started = performance.now()
     // Elysia finds the path by searching for "/" from index 11 of the URL, so a short Host
@@ -278,11 +290,14 @@ export function createFetchHandler(
       const internal = new AppError('internal_error', 'Something went wrong on our side. The request id identifies it in the logs.')
       response = renderFor(info.props?.answers ?? answersByPath(new URL(request.url).pathname), internal, request)
     }
-    response.headers.set('Request-Id', requestId)
-    if (info.headers) for (const [k, v] of Object.entries(info.headers)) response.headers.set(k, v)
-    addSecurityHeaders(response.headers)
+    // Authenticated API responses were built with their headers (httpPlugin's transform step).
+    if (!response.headers.has('request-id')) {
+      response.headers.set('Request-Id', requestId)
+      if (info.headers) for (const [k, v] of Object.entries(info.headers)) response.headers.set(k, v)
+      addSecurityHeaders(response.headers)
+    }
     if (deps.isDraining?.()) response.headers.set('Connection', 'close')
-    deps.logger.info({
+    accessLog({
       request_id: requestId,
       method: request.method,
       route: info.route ?? new URL(request.url).pathname,
@@ -291,7 +306,7 @@ export function createFetchHandler(
       key_id: info.keyId,
       // A client that hung up mid-upload is its own doing, not a fault: it shows here, never as an error.
       body_problem: info.bodyProblem,
-    }, 'request')
+    })
     return response
   }
 }

@@ -14,3 +14,37 @@ export function createLogger(level: string, dest: number | pino.DestinationStrea
 }
 
 export type Logger = ReturnType<typeof createLogger>
+
+/** What the access log says of one request. */
+export interface AccessLine {
+  request_id: string
+  method: string
+  route: string
+  status: number
+  duration_ms: number
+  key_id?: string
+  body_problem?: string
+}
+
+/**
+ * Returns the access log: one line per request, in the same NDJSON shape and on the same stream
+ * as the logger's own lines (`{"level":30,"time":...,"svc":"towline",...,"msg":"request"}`),
+ * written without pino's generic serialiser: every request pays for this line, and pino's path
+ * cost more than the rest of a key lookup and a JSON response together. Nothing is written
+ * below level info.
+ */
+export function createAccessLog(logger: Logger): (line: AccessLine) => void {
+  const stream = (logger as unknown as Record<symbol, { write(s: string): unknown }>)[pino.symbols.streamSym]
+  const enabled = () => logger.isLevelEnabled('info') && stream !== undefined
+  let lastMs = -1
+  let lastIso = ''
+  return (l) => {
+    if (!enabled()) return
+    const ms = Date.now()
+    if (ms !== lastMs) { lastMs = ms; lastIso = new Date(ms).toISOString() }
+    let out = `{"level":30,"time":"${lastIso}","svc":"towline","request_id":${JSON.stringify(l.request_id)},"method":${JSON.stringify(l.method)},"route":${JSON.stringify(l.route)},"status":${l.status},"duration_ms":${l.duration_ms}`
+    if (l.key_id !== undefined) out += `,"key_id":${JSON.stringify(l.key_id)}`
+    if (l.body_problem !== undefined) out += `,"body_problem":${JSON.stringify(l.body_problem)}`
+    stream!.write(out + ',"msg":"request"}\n')
+  }
+}

@@ -51,6 +51,23 @@ const NOTHING_POLICY = "default-src 'none'; frame-ancestors 'none'"
 /** Pages may use the phone's position (driver's page, tracking page) and camera (photos); nothing else. */
 const PERMISSIONS = 'geolocation=(self), camera=(self), microphone=(), payment=(), usb=()'
 
+/**
+ * The security headers of a response that is not a page or a script (JSON, plain text), as one
+ * record: the API's hot path hands them to Elysia before the handler runs, so its Response is
+ * built with them at once instead of being patched header by header.
+ */
+export function dataResponseHeaders(opts: { publicUrl?: string } = {}): Record<string, string> {
+  const https = opts.publicUrl !== undefined && new URL(opts.publicUrl).protocol === 'https:'
+  return {
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': NOTHING_POLICY,
+    'cache-control': 'no-store',
+    ...(https ? { 'strict-transport-security': 'max-age=31536000' } : {}),
+  }
+}
+
 /** Returns a function that adds the security headers to a response's headers, by its Content-Type. */
 export function securityHeaders(opts: { publicUrl?: string; tileUrl?: string } = {}) {
   const https = opts.publicUrl !== undefined && new URL(opts.publicUrl).protocol === 'https:'
