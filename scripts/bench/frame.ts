@@ -38,10 +38,15 @@ export async function createBenchKey(ctx: BenchContext, db: string): Promise<str
  * took. `opts.env` is added to towlineEnv() (e.g. TOWLINE_WEBHOOK_ALLOW_PRIVATE for the webhooks
  * section); `opts.command` replaces the binary (e.g. `bun --cpu-prof-md src/main.ts` to profile).
  */
+let towlineStarts = 0
+
 export async function startTowline(ctx: BenchContext, db: string, opts: { env?: Record<string, string>; command?: string[] } = {}): Promise<{ server: RunningServer; startupMs: number }> {
   const started = performance.now()
   const command = opts.command ?? [ctx.binary]
-  const server = await startServer(ctx.children, [...command, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', db], { cwd: ctx.root, env: { ...towlineEnv(), ...opts.env } })
+  // Its log goes to a file, as an operator's does (`towline serve >> towline.log`): a pipe the
+  // bench drained would put the bench's own reading on towline's figures.
+  const stdoutFile = `${db}.${++towlineStarts}.log`
+  const server = await startServer(ctx.children, [...command, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', db], { cwd: ctx.root, env: { ...towlineEnv(), ...opts.env }, stdoutFile })
   await waitFor200(`${server.baseUrl}/healthz`)
   return { server, startupMs: performance.now() - started }
 }

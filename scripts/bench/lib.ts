@@ -87,9 +87,9 @@ export function readSettings(env: Record<string, string | undefined>): Settings 
 export class Children {
   private readonly live = new Set<Subprocess>()
 
-  /** Spawns a child in `cwd` with piped stdout/stderr and remembers it until it exits. */
-  spawn(cmd: string[], opts: { cwd: string; env?: Record<string, string | undefined> }): Subprocess<'ignore', 'pipe', 'pipe'> {
-    const proc = Bun.spawn(cmd, { cwd: opts.cwd, env: opts.env ?? process.env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  /** Spawns a child in `cwd` with piped stderr and stdout (or stdout into a file) and remembers it until it exits. */
+  spawn(cmd: string[], opts: { cwd: string; env?: Record<string, string | undefined>; stdoutFile?: string }): Subprocess<'ignore', any, 'pipe'> {
+    const proc = Bun.spawn(cmd, { cwd: opts.cwd, env: opts.env ?? process.env, stdin: 'ignore', stdout: opts.stdoutFile ? Bun.file(opts.stdoutFile) : 'pipe', stderr: 'pipe' })
     this.live.add(proc)
     void proc.exited.then(() => this.live.delete(proc))
     return proc
@@ -118,7 +118,7 @@ export class Children {
 /** Runs a command to completion and returns its stdout; throws with its stderr when it fails. */
 export async function runCommand(children: Children, cmd: string[], opts: { cwd: string; env?: Record<string, string | undefined> }): Promise<string> {
   const proc = children.spawn(cmd, opts)
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout as ReadableStream).text(), new Response(proc.stderr).text(), proc.exited])
   if (code !== 0) throw new Error(`${cmd.join(' ')} exited ${code}:\n${stderr.trim()}`)
   return stdout
 }
@@ -128,7 +128,7 @@ export async function runCommand(children: Children, cmd: string[], opts: { cwd:
 
 /** A server child that has printed its "listening on" line. */
 export interface RunningServer {
-  proc: Subprocess<'ignore', 'pipe', 'pipe'>
+  proc: Subprocess<'ignore', any, 'pipe'>
   port: number
   baseUrl: string
   /** Milliseconds from spawn until the "listening on" line. */
@@ -140,7 +140,7 @@ export interface RunningServer {
 const LISTENING = /listening on http:\/\/127\.0\.0\.1:(\d+)/
 
 /** Spawns a server and resolves once its stderr says `listening on http://127.0.0.1:PORT`. */
-export async function startServer(children: Children, cmd: string[], opts: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<RunningServer> {
+export async function startServer(children: Children, cmd: string[], opts: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number; stdoutFile?: string }): Promise<RunningServer> {
   const started = performance.now()
   const proc = children.spawn(cmd, opts)
   let output = ''
@@ -156,7 +156,7 @@ export async function startServer(children: Children, cmd: string[], opts: { cwd
       if (m) found?.(Number(m[1]))
     }
   })()
-  void new Response(proc.stdout).arrayBuffer() // drained and dropped
+  if (!opts.stdoutFile) void new Response(proc.stdout as ReadableStream).arrayBuffer() // drained and dropped
 
   const timeoutMs = opts.timeoutMs ?? 15_000
   const port = await Promise.race([

@@ -403,7 +403,7 @@ async function baseline(ctx: BenchContext, receiver: Receiver, certs: Certs): Pr
       await Bun.sleep(ctx.settings.seconds * 1000 - 600)
       return cores(cpu(recPid) - c0, wallMs() - t0)
     })()
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+    const [out, err, code] = await Promise.all([new Response(proc.stdout as ReadableStream).text(), new Response(proc.stderr).text(), proc.exited])
     if (code !== 0) throw new Error(`webhook-client.ts exited ${code}: ${err.trim()}`)
     const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '))
     if (!line) throw new Error(`webhook-client.ts printed no BENCH_JSON line: ${out}`)

@@ -1,6 +1,11 @@
 import pino from 'pino'
+import { LogDestination } from './log-destination'
 
-/** Creates the JSON logger: NDJSON on stdout (or a stream tests read), never a transport (transports hang the compiled binary). */
+/**
+ * Creates the JSON logger: NDJSON on stdout (or `dest`, or a stream tests read), written in
+ * batches (error and fatal lines at once), never through a transport (transports hang the
+ * compiled binary).
+ */
 export function createLogger(level: string, dest: number | pino.DestinationStream = 1) {
   return pino(
     {
@@ -9,7 +14,7 @@ export function createLogger(level: string, dest: number | pino.DestinationStrea
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: ['req.headers.authorization', 'authorization', 'key', 'secret'],
     },
-    typeof dest === 'number' ? pino.destination({ dest, sync: false }) : dest,
+    typeof dest === 'number' ? new LogDestination(dest) : dest,
   )
 }
 
