@@ -30,8 +30,8 @@ if (!site) throw new Error(`${path}: the default account has no site`)
 
 const insertJob = db.prepare(`INSERT INTO jobs (id, account_id, site_id, external_ref, source, payer_type, service_type, urgency, customer, vehicle, pickup,
   destination, status, tracking_token_hash, milestones, event_seq, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-const insertEvent = db.prepare(`INSERT INTO job_events (id, account_id, job_id, seq, type, from_status, to_status, actor, detail, created_at)
-  VALUES (?, ?, ?, 1, 'job.created', NULL, ?, 'system', ?, ?)`)
+const insertEvent = db.prepare(`INSERT INTO job_events (id, account_id, job_id, seq, type, from_status, to_status, actor, detail, created_at, position)
+  VALUES (?, ?, ?, 1, 'job.created', NULL, ?, 'system', ?, ?, (SELECT IFNULL(MAX(position), 0) + 1 FROM job_events))`)
 const insertText = db.prepare(`INSERT INTO texts (id, account_id, job_id, event_id, recipient, to_phone, template, body, status, skip_reason, next_attempt_at, created_at, updated_at)
   VALUES (?, ?, ?, ?, 'customer', ?, 'request_received', ?, ?, ?, ?, ?, ?)`)
 const getJob = db.prepare<Record<string, unknown>, [string]>('SELECT * FROM jobs WHERE id = ?')

@@ -5,10 +5,10 @@
  */
 import { join } from 'node:path'
 import type { BenchContext, LoadResult, RunningServer, Section } from './lib'
-import { fmt, fmtLatency, loadTest, median, peakRssMb, rssMb, runCommand, startServer, waitFor200 } from './lib'
+import { fmt, fmtLatency, median, pairedLoad, peakRssMb, rssMb, runCommand, startServer, waitFor200, type PairedSide } from './lib'
 
 const TARGET_STARTUP_MS = 300
-const TARGET_RATIO = 0.5
+const TARGET_RATIO = 0.7
 const TARGET_RSS_MB = 150
 /**
  * Below this share of one core, a single-threaded server under full load was not the bottleneck.
@@ -77,6 +77,19 @@ async function meBodyBytes(baseUrl: string, key: string): Promise<number> {
   return body.byteLength
 }
 
+/** The run whose requests/s is the median of a side's rounds (its latencies go with it). */
+export function medianRun(side: PairedSide): LoadResult {
+  return [...side.runs].sort((x, y) => x.rps - y.rps)[Math.floor((side.runs.length - 1) / 2)]!
+}
+
+/** Records the rounds of a paired comparison: each round's ratio, and the servers' CPU per request. */
+export function recordPaired(ctx: BenchContext, label: string, p: Awaited<ReturnType<typeof pairedLoad>>): void {
+  ctx.record({ metric: `${label}: towline/bare ratio of each round (median is the ratio)`, value: p.ratios.map((r) => fmt(r, 2)).join(', '), target: '', pass: null })
+  if (p.a.cpuUsPerRequest !== null && p.b.cpuUsPerRequest !== null) {
+    ctx.record({ metric: `${label}: server CPU per request, bare / towline`, value: `${fmt(p.a.cpuUsPerRequest, 1)} µs / ${fmt(p.b.cpuUsPerRequest, 1)} µs (ratio ${fmt(p.cpuRatio!, 2)})`, target: '', pass: null })
+  }
+}
+
 /** Records rps and latencies of one load run. */
 export function recordLoad(ctx: BenchContext, label: string, r: LoadResult): void {
   const cpu = r.serverCores === null ? '' : `, server CPU ${fmt(r.serverCores * 100)}%`
@@ -114,17 +127,18 @@ export const frame: Section = {
     ctx.log(`GET /api/v1/me body: ${bytes} bytes`)
     ctx.record({ metric: 'GET /api/v1/me body size', value: `${bytes} bytes`, target: '', pass: null })
 
-    // Baseline first, in its own process, then towline: never both under load at once.
+    // The baseline in its own process; the two are loaded in turn, never both at once.
     const bare = await startServer(ctx.children, [process.execPath, join(import.meta.dir, 'bare-server.ts')], { cwd: ctx.root, env: { ...process.env, BODY_BYTES: String(bytes) } })
-    const bareResult = await loadTest(ctx, { url: `${bare.baseUrl}/`, pid: bare.proc.pid })
-    await ctx.children.stop(bare.proc)
-    recordLoad(ctx, 'bare Bun.serve', bareResult)
-
     const rssBefore = rssMb(towline.proc.pid)
-    const meResult = await loadTest(ctx, { url: `${towline.baseUrl}/api/v1/me`, headers: { authorization: `Bearer ${key}` }, pid: towline.proc.pid })
+    const paired = await pairedLoad(ctx, { url: `${bare.baseUrl}/`, pid: bare.proc.pid }, { url: `${towline.baseUrl}/api/v1/me`, headers: { authorization: `Bearer ${key}` }, pid: towline.proc.pid })
+    await ctx.children.stop(bare.proc)
+    const bareResult = medianRun(paired.a)
+    const meResult = medianRun(paired.b)
+    recordLoad(ctx, 'bare Bun.serve', bareResult)
     recordLoad(ctx, 'towline /me', meResult)
+    recordPaired(ctx, 'towline /me', paired)
 
-    const ratio = meResult.rps / bareResult.rps
+    const ratio = paired.ratio
     // Bun.serve answers on one thread; well under a full core means the load generator, not the
     // baseline, was the limit, so the bare figure is low and the ratio flatters towline.
     if (bareResult.serverCores !== null && bareResult.serverCores < SATURATED_CORES) {

@@ -236,10 +236,11 @@ const varies = (t: LoadTarget) => t.method !== undefined || t.paths !== undefine
 const runToken = () => `${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`
 
 /** Loads the target for the warm-up (unmeasured) and then the measured duration. */
-export async function loadTest(ctx: BenchContext, target: LoadTarget): Promise<LoadResult> {
-  const { warmupSeconds, seconds } = ctx.settings
+export async function loadTest(ctx: BenchContext, target: LoadTarget, opts: { seconds?: number; warm?: boolean } = {}): Promise<LoadResult> {
+  const { warmupSeconds } = ctx.settings
+  const seconds = opts.seconds ?? ctx.settings.seconds
   const backgroundCores = await machineBusyCores(300)
-  if (warmupSeconds > 0) await runLoad(ctx, target, warmupSeconds)
+  if (warmupSeconds > 0 && opts.warm !== false) await runLoad(ctx, target, warmupSeconds)
   const cpuBefore = cpuSeconds(target.pid)
   const started = performance.now()
   const result = await runLoad(ctx, target, seconds)
@@ -468,3 +469,36 @@ export function pct(sorted: number[], p: number): number {
 
 /** A latency in ms with two decimals below 10 ms ('n/a' for NaN). */
 export const ms = (v: number) => (Number.isNaN(v) ? 'n/a' : `${fmt(v, v < 10 ? 2 : 1)} ms`)
+
+/** One server's figures over the rounds of a paired comparison. */
+export interface PairedSide { runs: LoadResult[]; rps: number; cpuUsPerRequest: number | null }
+
+/** Server CPU time per answered request in microseconds, or null off Linux. */
+export function cpuPerRequestUs(r: LoadResult, seconds: number): number | null {
+  return r.serverCores === null || r.requests === 0 ? null : (r.serverCores * seconds * 1e6) / r.requests
+}
+
+/**
+ * Loads two servers in turn, `rounds` times (BENCH_ROUNDS, default 3), splitting the run time
+ * between the rounds: this machine's speed drifts by tens of percent from minute to minute, so a
+ * ratio of two runs minutes apart says more about the drift than about the servers. The ratio
+ * is the median of the rounds' ratios (each of two runs seconds apart); CPU per request is the
+ * server's own time, which drift disturbs less than throughput.
+ */
+export async function pairedLoad(ctx: BenchContext, a: LoadTarget, b: LoadTarget): Promise<{ a: PairedSide; b: PairedSide; ratio: number; ratios: number[]; cpuRatio: number | null }> {
+  const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
+  const seconds = Math.max(1, Math.round(ctx.settings.seconds / rounds))
+  // Warm both once, as one long run would.
+  const sides = { a: [] as LoadResult[], b: [] as LoadResult[] }
+  for (let r = 0; r < rounds; r++) {
+    sides.a.push(await loadTest(ctx, a, { seconds, warm: r === 0 }))
+    sides.b.push(await loadTest(ctx, b, { seconds, warm: r === 0 }))
+  }
+  const side = (runs: LoadResult[]): PairedSide => {
+    const cpu = runs.map((x) => cpuPerRequestUs(x, seconds)).filter((x): x is number => x !== null)
+    return { runs, rps: median(runs.map((x) => x.rps)), cpuUsPerRequest: cpu.length ? median(cpu) : null }
+  }
+  const A = side(sides.a), B = side(sides.b)
+  const ratios = sides.b.map((x, i) => x.rps / sides.a[i]!.rps)
+  return { a: A, b: B, ratio: median(ratios), ratios, cpuRatio: A.cpuUsPerRequest !== null && B.cpuUsPerRequest !== null ? A.cpuUsPerRequest / B.cpuUsPerRequest : null }
+}

@@ -54,14 +54,12 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
   let checkedAt = -Infinity
   const touch = db.$client.prepare<unknown, [number, string]>('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
   const cache = new Map<string, { principal: Principal; touchedAt: number }>()
+  // The same entries by the Authorization header as sent: a key's next request skips parsing and
+  // hashing it. Only keys that resolved are here, and both maps are dropped together.
+  const byHeader = new Map<string, { principal: Principal; touchedAt: number }>()
   let seen = { version: -1, generation: -1 }
 
   return function authenticate(header: string | null): Principal {
-    if (!header) throw unauthorized('No API key was sent. Send it as the header Authorization: Bearer <key>.', false)
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header)
-    if (!m) throw unauthorized('The Authorization header must be "Bearer <key>".', true)
-    const key = m[1]!
-    if (!looksLikeApiKey(key)) throw unauthorized('That is not a Towline API key; live keys begin with svc_live_.', true)
     // Another process's commit (a CLI revocation) is noticed within a millisecond; asking
     // SQLite on every request would cost a quarter of the request.
     const tick = performance.now()
@@ -70,11 +68,19 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
       const version = dataVersion.get()!.data_version
       if (version !== seen.version || keysGeneration !== seen.generation) {
         cache.clear()
+        byHeader.clear()
         seen = { version, generation: keysGeneration }
       }
     }
+    let hit = header ? byHeader.get(header) : undefined
+    if (hit) return touched(hit)
+    if (!header) throw unauthorized('No API key was sent. Send it as the header Authorization: Bearer <key>.', false)
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header)
+    if (!m) throw unauthorized('The Authorization header must be "Bearer <key>".', true)
+    const key = m[1]!
+    if (!looksLikeApiKey(key)) throw unauthorized('That is not a Towline API key; live keys begin with svc_live_.', true)
     const hash = hashApiKey(key)
-    let hit = cache.get(hash)
+    hit = cache.get(hash)
     if (!hit) {
       const row = lookup.get(hash)
       // Unknown keys are never cached, so random keys cannot grow the cache.
@@ -88,9 +94,15 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
         },
         touchedAt: row.last_used_at ?? 0,
       }
-      if (cache.size > 10_000) cache.clear()
+      if (cache.size > 10_000) { cache.clear(); byHeader.clear() }
       cache.set(hash, hit)
     }
+    if (byHeader.size > 10_000) byHeader.clear()
+    byHeader.set(header, hit)
+    return touched(hit)
+  }
+
+  function touched(hit: { principal: Principal; touchedAt: number }): Principal {
     const now = nowMs()
     // last_used_at is informational: written at most once a minute per key, not per request.
     if (hit.touchedAt < now - 60_000) {

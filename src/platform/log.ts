@@ -20,6 +20,10 @@ export function createLogger(level: string, dest: number | pino.DestinationStrea
 
 export type Logger = ReturnType<typeof createLogger>
 
+/** A JSON string literal; the common case (ids, methods, route patterns) needs no escaping. */
+const PLAIN = /^[\w./:{}-]*$/
+const str = (s: string) => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s))
+
 /** What the access log says of one request. */
 export interface AccessLine {
   request_id: string
@@ -47,9 +51,9 @@ export function createAccessLog(logger: Logger): (line: AccessLine) => void {
     if (!enabled()) return
     const ms = Date.now()
     if (ms !== lastMs) { lastMs = ms; lastIso = new Date(ms).toISOString() }
-    let out = `{"level":30,"time":"${lastIso}","svc":"towline","request_id":${JSON.stringify(l.request_id)},"method":${JSON.stringify(l.method)},"route":${JSON.stringify(l.route)},"status":${l.status},"duration_ms":${l.duration_ms}`
-    if (l.key_id !== undefined) out += `,"key_id":${JSON.stringify(l.key_id)}`
-    if (l.body_problem !== undefined) out += `,"body_problem":${JSON.stringify(l.body_problem)}`
+    let out = `{"level":30,"time":"${lastIso}","svc":"towline","request_id":${str(l.request_id)},"method":${str(l.method)},"route":${str(l.route)},"status":${l.status},"duration_ms":${l.duration_ms}`
+    if (l.key_id !== undefined) out += `,"key_id":${str(l.key_id)}`
+    if (l.body_problem !== undefined) out += `,"body_problem":${str(l.body_problem)}`
     stream!.write(out + ',"msg":"request"}\n')
   }
 }
