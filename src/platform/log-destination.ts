@@ -16,7 +16,8 @@ export class LogDestination {
 
   constructor(private readonly fd: number, private readonly opts: { batchBytes?: number; batchMs?: number } = {}) {
     // Whatever is still waiting is written when the process exits, however it exits cleanly.
-    process.on('exit', () => this.flushSync())
+    if (!live.size) process.on('exit', () => { for (const ref of live) ref.deref()?.flushSync() })
+    live.add(new WeakRef(this))
   }
 
   /** Takes one line (pino calls this); an error or fatal line is written at once. */
@@ -72,6 +73,9 @@ export class LogDestination {
     for (const cb of this.done.splice(0)) cb(err)
   }
 }
+
+/** Every destination made in this process (weakly), flushed on exit by one listener. */
+const live = new Set<WeakRef<LogDestination>>()
 
 function unref<T>(timer: T): T {
   ;(timer as { unref?: () => void }).unref?.()

@@ -50,3 +50,33 @@ test('nothing is written below level info', async () => {
   const lines = await linesOf('warn', 1, (log) => { createAccessLog(log)(line); log.warn('end') })
   expect(lines.map((l) => l.msg)).toEqual(['end'])
 })
+
+test('an error line is on disk when logger.error returns; info lines follow in a batch', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'towline-log-'))
+  const file = join(dir, 'out.log')
+  const fd = openSync(file, 'w')
+  try {
+    const log = createLogger('info', fd)
+    log.info('first')
+    expect(readFileSync(file, 'utf8')).toBe('')
+    log.error({ request_id: 'req_1' }, 'boom')
+    // Written before error() returned, with the info line before it, in order.
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([[30, 'first'], [50, 'boom']])
+  } finally {
+    closeSync(fd)
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('lines still waiting in a batch are written when the process exits', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'towline-log-'))
+  try {
+    const script = join(dir, 'child.ts')
+    require('node:fs').writeFileSync(script, `import { createLogger } from ${JSON.stringify(join(import.meta.dir, 'log.ts'))}\nconst log = createLogger('info')\nfor (let i = 0; i < 500; i++) log.info({ i }, 'line')\nprocess.exit(0)\n`)
+    const out = Bun.spawnSync([process.execPath, script], { stdout: 'pipe' }).stdout.toString()
+    expect(out.split('\n').filter(Boolean).length).toBe(500)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
