@@ -51,7 +51,7 @@ test('nothing is written below level info', async () => {
   expect(lines.map((l) => l.msg)).toEqual(['end'])
 })
 
-test('an error line is on disk when logger.error returns; info lines follow in a batch', () => {
+test('a warn or error line is on disk when the call returns; info lines follow in a batch', () => {
   const dir = mkdtempSync(join(tmpdir(), 'towline-log-'))
   const file = join(dir, 'out.log')
   const fd = openSync(file, 'w')
@@ -63,6 +63,9 @@ test('an error line is on disk when logger.error returns; info lines follow in a
     // Written before error() returned, with the info line before it, in order.
     const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
     expect(lines.map((l) => [l.level, l.msg])).toEqual([[30, 'first'], [50, 'boom']])
+    log.info('second')
+    log.warn('database files were readable by other users')
+    expect(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).msg).slice(2)).toEqual(['second', 'database files were readable by other users'])
   } finally {
     closeSync(fd)
     rmSync(dir, { recursive: true, force: true })
@@ -76,6 +79,22 @@ test('lines still waiting in a batch are written when the process exits', () => 
     require('node:fs').writeFileSync(script, `import { createLogger } from ${JSON.stringify(join(import.meta.dir, 'log.ts'))}\nconst log = createLogger('info')\nfor (let i = 0; i < 500; i++) log.info({ i }, 'line')\nprocess.exit(0)\n`)
     const out = Bun.spawnSync([process.execPath, script], { stdout: 'pipe' }).stdout.toString()
     expect(out.split('\n').filter(Boolean).length).toBe(500)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a batch written because 64 KiB were waiting is complete when the process exits right after', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'towline-log-'))
+  try {
+    const script = join(dir, 'child.ts')
+    // ~150 KiB: two full batches go out while logging, the rest on logger.flush() and exit.
+    require('node:fs').writeFileSync(script, `import { createLogger } from ${JSON.stringify(join(import.meta.dir, 'log.ts'))}\nconst log = createLogger('info')\nfor (let i = 0; i < 1500; i++) log.info({ i, pad: 'x'.repeat(40) }, 'line')\nlog.info('shutdown complete')\nlog.flush()\nprocess.exit(0)\n`)
+    const out = Bun.spawnSync([process.execPath, script], { stdout: 'pipe' }).stdout.toString()
+    const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    expect(lines.length).toBe(1501)
+    expect(lines.at(-1).msg).toBe('shutdown complete')
+    expect(lines.slice(0, -1).map((l) => l.i)).toEqual([...Array(1500).keys()])
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

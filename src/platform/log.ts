@@ -3,7 +3,7 @@ import { LogDestination } from './log-destination'
 
 /**
  * Creates the JSON logger: NDJSON on stdout (or `dest`, or a stream tests read), written in
- * batches (error and fatal lines at once), never through a transport (transports hang the
+ * batches (warn, error and fatal lines at once), never through a transport (transports hang the
  * compiled binary).
  */
 export function createLogger(level: string, dest: number | pino.DestinationStream = 1) {
