@@ -11,6 +11,8 @@ export const accounts = sqliteTable('accounts', {
   phone: text('phone'),
   /** The number (E.164) this account's texts are sent from, or null for the installation's TWILIO_FROM. */
   smsFrom: text('sms_from'),
+  /** Where the tracking page's **Pay** link sends the customer (https), or null. */
+  paymentUrl: text('payment_url'),
   createdAt: integer('created_at').notNull(),
 }, (t) => [index('accounts_sms_from_idx').on(t.smsFrom)])
 

@@ -11,7 +11,7 @@ export function createAccount(db: Db, clock: Clock, input: { name: string; siteN
   const name = input.name.trim()
   if (!name) throw new InputError('an account needs a name', 'name')
   const now = clock.now()
-  const account: AccountRow = { id: newId('acct', now), name, isDefault: input.isDefault ?? false, defaultCountry: (input.defaultCountry ?? 'US').toUpperCase(), phone: input.phone ?? null, smsFrom: null, createdAt: now }
+  const account: AccountRow = { id: newId('acct', now), name, isDefault: input.isDefault ?? false, defaultCountry: (input.defaultCountry ?? 'US').toUpperCase(), phone: input.phone ?? null, smsFrom: null, paymentUrl: null, createdAt: now }
   const site: SiteRow = { id: newId('site', now), accountId: account.id, name: input.siteName?.trim() || 'Main yard', createdAt: now }
   inTransaction(db, (tx) => {
     tx.insert(accounts).values(account).run()

@@ -92,5 +92,22 @@ export const jobNotes = sqliteTable('job_notes', {
   text: text('text').notNull(),
   customerVisible: integer('customer_visible', { mode: 'boolean' }).notNull(),
   authorKeyId: text('author_key_id'),
+  /** The dashboard user who wrote it, when a dispatcher did. */
+  authorUserId: text('author_user_id'),
   createdAt: integer('created_at').notNull(),
 }, (t) => [index('job_notes_job_idx').on(t.jobId, t.createdAt)])
+
+/**
+ * Links that were live and are not any more: a tracking link replaced by **New tracking link**,
+ * a driver link taken back by reassigning or unassigning. Their pages answer 410 (gone) rather
+ * than 404, so whoever holds an old link is told it was replaced. Only the token's hash is kept.
+ */
+export const retiredLinks = sqliteTable('retired_links', {
+  tokenHash: text('token_hash').primaryKey(),
+  kind: text('kind', { enum: ['tracking', 'driver'] }).notNull(),
+  accountId: text('account_id').notNull(),
+  jobId: text('job_id').notNull().references(() => jobs.id),
+  /** Why it died: `replaced` (new tracking link), `reassigned`, `unassigned`. */
+  reason: text('reason').notNull(),
+  retiredAt: integer('retired_at').notNull(),
+}, (t) => [index('retired_links_job_idx').on(t.jobId)])
