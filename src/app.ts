@@ -22,6 +22,9 @@ import type { SendSettings } from './webhooks/send-attempt'
 import type { JobLinks } from './jobs/job-links'
 import type { JobEventBus } from './jobs/job-event-bus'
 import { createContextFactory, type ContextFactory } from './operations/context-factory'
+import { createSessionGuard, sessionPlugin, type PageRole } from './users/session.plugin'
+import { signInRoutes } from './users/sign-in.routes'
+import { boardRoutes } from './dashboard/board.routes'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
 export interface AppDeps {
@@ -52,16 +55,18 @@ export function createApp(appDeps: AppDeps) {
   const deps: RouteDeps = { ...appDeps, contexts: createContextFactory(appDeps) }
   const authorize = createAuthorizer(deps)
   const auth = authPlugin(authorize, deps.contexts)
+  const requireSession = createSessionGuard(deps)
+  const session = sessionPlugin(requireSession, deps.contexts)
   // Scope and input checks of each route (by path, then method), read from the routes themselves
   // once they are all registered: one lookup per request, no key strings built on the hot path.
-  let byRoute: Map<string, Map<string, { scope?: Scope; checkers?: RouteCheckers; declared?: Partial<RouteProps> }>> | undefined
+  let byRoute: Map<string, Map<string, { scope?: Scope; session?: PageRole; checkers?: RouteCheckers; declared?: Partial<RouteProps> }>> | undefined
   const routeInfo = (method: string, route: string) => {
     if (!byRoute) {
       byRoute = new Map()
       const checkers = compileRouteCheckers(app.routes)
       for (const r of app.routes as any[]) {
         const methods = byRoute.get(r.path) ?? new Map()
-        methods.set(r.method, { scope: r.hooks?.detail?.['x-required-scope'], checkers: checkers.get(`${r.method} ${r.path}`), declared: declaredRouteProps(r.hooks?.detail) })
+        methods.set(r.method, { scope: r.hooks?.detail?.['x-required-scope'], session: r.hooks?.detail?.['x-session'], checkers: checkers.get(`${r.method} ${r.path}`), declared: declaredRouteProps(r.hooks?.detail) })
         byRoute.set(r.path, methods)
       }
     }
@@ -76,8 +81,9 @@ export function createApp(appDeps: AppDeps) {
       maxBodyBytes: deps.config.maxBodyBytes,
       publicUrl: deps.config.publicUrl,
       beforeBody: (request, route) => {
-        const scope = routeInfo(request.method, route)?.scope
-        if (scope) authorize(request, route, scope)
+        const info = routeInfo(request.method, route)
+        if (info?.scope) authorize(request, route, info.scope)
+        if (info?.session) requireSession(request, info.session)
       },
       checkersOf: (method, route) => routeInfo(method, route)?.checkers,
       declaredOf: (method, route) => routeInfo(method, route)?.declared,
@@ -92,6 +98,8 @@ export function createApp(appDeps: AppDeps) {
     .use(webhookRoutes(auth, deps))
     .use(jobTextRoutes(auth, deps))
     .use(textRoutes(deps))
+    .use(signInRoutes(session, deps))
+    .use(boardRoutes(session, deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)
   return app as Elysia

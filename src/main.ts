@@ -7,6 +7,7 @@ import { backupCommand } from './db/backup.cli'
 import { demoCommand } from './demo/demo.cli'
 import { textCommands } from './texts/text.cli'
 import { serviceCommands } from './services/service.cli'
+import { userCommands } from './users/user.cli'
 import { ConfigError, configFrom, parseFor, UsageError, withDb, printJson, DB_OPTIONS, type Command } from './cli/cli'
 import { DatabaseTooNewError, embeddedMigrations } from './db/migrate'
 import { serve } from './server'
@@ -61,7 +62,7 @@ const versionCmd: Command = {
   },
 }
 
-const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...unitCommands, ...serviceCommands, ...jobCommands, ...textCommands, demoCommand, backupCommand, versionCmd]
+const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...userCommands, ...unitCommands, ...serviceCommands, ...jobCommands, ...textCommands, demoCommand, backupCommand, versionCmd]
 
 function overview(): string {
   const w = Math.max(...COMMANDS.map((c) => c.name.length))

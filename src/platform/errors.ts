@@ -8,6 +8,7 @@ export const ERROR_CATALOG = {
   invalid_json: { status: 400, when: 'The body is not UTF-8 JSON, not a JSON object, nests deeper than 64 levels, or ended before it was complete.' },
   invalid_form: { status: 400, when: 'A form or multipart body (pages, provider callbacks) is malformed, not UTF-8, holds too many fields, a field name too long or a field twice, or ended before it was complete.' },
   unauthorized: { status: 401, when: 'No key, a malformed, unknown or revoked key.' },
+  not_signed_in: { status: 401, when: "A dashboard page's data or live stream was asked for without a live session (pages themselves redirect to /login with 303)." },
   insufficient_scope: { status: 403, when: 'The key lacks the scope the endpoint needs (details.required_scope).' },
   forbidden: { status: 403, when: "The actor (a dashboard user's role, a driver's or customer's link) may not do this (details.actor, details.required_permission)." },
   cross_site_request: { status: 403, when: 'A state-changing page request did not come from this service\'s own pages (Origin or Sec-Fetch-Site); nothing was read or written (details.public_origin).' },

@@ -75,11 +75,20 @@ const INTERNAL_MESSAGE = 'Something went wrong on our side. The request id ident
 /** Renders an error the way the route answers: JSON, plain text (device and provider callbacks) or an HTML page. */
 function renderFor(answers: Answers, err: AppError, request: Request, htmlSentence?: string): Response {
   if (answers === 'json') return renderError(err)
+  // A page asked for without a session: to the sign-in page, which brings the user back here after.
+  if (answers === 'html' && err.errorCode === 'not_signed_in') return signInRedirect(request)
   if (answers === 'text') return new Response(`${err.message}\n`, { status: err.status, headers: { ...err.headers, 'content-type': 'text/plain; charset=utf-8' } })
   const sentence = htmlSentence ?? (err.errorCode === 'internal_error'
     ? 'Something went wrong on our side. If it keeps happening, give the request id below to whoever runs this service.'
     : err.message)
   return errorPage(err.status, sentence, requestInfo(request).requestId, err.headers)
+}
+
+/** 303 to /login, with the page asked for (a GET's own path and query) to return to. */
+function signInRedirect(request: Request): Response {
+  const url = new URL(request.url)
+  const back = request.method === 'GET' && url.pathname !== '/' ? `?next=${encodeURIComponent(url.pathname + url.search)}` : ''
+  return new Response(null, { status: 303, headers: { location: `/login${back}` } })
 }
 
 /** How an unmatched request is answered: JSON under /api/, a page elsewhere. */
@@ -304,6 +313,7 @@ export function createFetchHandler(
       status: response.status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       key_id: info.keyId,
+      user_id: info.userId,
       // A client that hung up mid-upload is its own doing, not a fault: it shows here, never as an error.
       body_problem: info.bodyProblem,
     })

@@ -32,6 +32,7 @@ export interface AccessLine {
   status: number
   duration_ms: number
   key_id?: string
+  user_id?: string
   body_problem?: string
 }
 
@@ -53,6 +54,7 @@ export function createAccessLog(logger: Logger): (line: AccessLine) => void {
     if (ms !== lastMs) { lastMs = ms; lastIso = new Date(ms).toISOString() }
     let out = `{"level":30,"time":"${lastIso}","svc":"towline","request_id":${str(l.request_id)},"method":${str(l.method)},"route":${str(l.route)},"status":${l.status},"duration_ms":${l.duration_ms}`
     if (l.key_id !== undefined) out += `,"key_id":${str(l.key_id)}`
+    if (l.user_id !== undefined) out += `,"user_id":${str(l.user_id)}`
     if (l.body_problem !== undefined) out += `,"body_problem":${str(l.body_problem)}`
     stream!.write(out + ',"msg":"request"}\n')
   }

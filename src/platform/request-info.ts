@@ -8,6 +8,10 @@ export interface RequestInfo {
   /** The matched route's properties after defaults (route-props.ts), once settled. */
   props?: RouteProps
   keyId?: string
+  /** The signed-in dashboard user, once known. */
+  userId?: string
+  /** The dashboard session, once resolved (typed by the users feature). */
+  session?: unknown
   accountId?: string
   /** The authenticated caller, once known (typed by the auth feature). */
   principal?: unknown

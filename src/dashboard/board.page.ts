@@ -1,0 +1,42 @@
+import { escapeHtml as e } from '../platform/error-page'
+import type { JobView } from '../jobs/job.view'
+import { BOARD_STATUSES } from '../jobs/list-board-jobs'
+import { STATUS_LABELS } from './labels'
+
+/** A vehicle in a few words: "2014 Honda Civic, silver, 7ABC123". */
+export function vehicleLine(v: JobView['vehicle']): string {
+  const car = [v.year, v.make, v.model].filter(Boolean).join(' ')
+  return [car, v.color, v.plate].filter(Boolean).join(', ')
+}
+
+/** "12 min", "3 h 05 min", "2 d 4 h": how long a job has waited. */
+export function ageText(fromIso: string, nowMs: number): string {
+  const min = Math.max(0, Math.floor((nowMs - Date.parse(fromIso)) / 60_000))
+  if (min < 60) return `${min} min`
+  const h = Math.floor(min / 60)
+  if (h < 24) return `${h} h ${String(min % 60).padStart(2, '0')} min`
+  return `${Math.floor(h / 24)} d ${h % 24} h`
+}
+
+/** One job's card, as the board shows it and as its script redraws it (same markup both ways). */
+export function boardCard(job: JobView, nowMs: number): string {
+  const vehicle = vehicleLine(job.vehicle)
+  return `<li class="card${job.urgency ? ` urgency-${e(job.urgency.toLowerCase().replace(/[^a-z0-9]+/g, '-'))}` : ''}" data-job-id="${e(job.id)}" data-created-at="${e(job.created_at)}">
+<a class="card-title" href="/jobs/${e(job.id)}">${e(job.customer.name)}</a>
+<p class="card-pickup">${e(job.pickup.location)}</p>
+${vehicle ? `<p class="card-vehicle">${e(vehicle)}</p>` : ''}
+<p class="card-meta"><span class="card-unit">${job.unit ? e(job.unit.name) : 'No unit'}</span>${job.urgency ? ` · <span class="card-urgency">${e(job.urgency)}</span>` : ''} · <span class="card-age" title="Waiting since ${e(job.created_at)}">${ageText(job.created_at, nowMs)}</span></p>
+</li>`
+}
+
+/** The board's columns: one per unfinished status, in board order, each with its jobs. */
+export function boardColumns(jobs: JobView[], nowMs: number): string {
+  return BOARD_STATUSES.map((status) => {
+    const mine = jobs.filter((j) => j.status === status)
+    return `<section class="column" data-status="${status}" aria-labelledby="col-${status}">
+<h2 id="col-${status}">${STATUS_LABELS[status]}</h2>
+<p class="column-count" aria-live="off">${mine.length} ${mine.length === 1 ? 'job' : 'jobs'}</p>
+<ol class="cards">${mine.map((j) => boardCard(j, nowMs)).join('\n')}</ol>
+</section>`
+  }).join('\n')
+}

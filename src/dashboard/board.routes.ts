@@ -1,0 +1,91 @@
+import { Elysia } from 'elysia'
+import type { RouteDeps } from '../app'
+import { DEFAULT_MAP_TILE_URL } from '../platform/security-headers'
+import { listBoardJobs } from '../jobs/list-board-jobs'
+import { listUnitsPage } from '../units/list-units'
+import type { SessionPlugin } from '../users/session.plugin'
+import type { SessionUser } from '../users/sessions'
+import { BoardHub } from './board-hub'
+import { boardColumns } from './board.page'
+import { dashboardPage } from './shell'
+
+const encoder = new TextEncoder()
+
+/** The Last-Event-ID a board resumes from: the header its EventSource sends on reconnect, else `?after=` from the page. */
+function resumeFrom(request: Request, query: Record<string, unknown>): number | null {
+  const raw = request.headers.get('last-event-id') ?? (typeof query.after === 'string' ? query.after : null)
+  if (raw === null || !/^\d{1,15}$/.test(raw.trim())) return null
+  return Number(raw.trim())
+}
+
+/** `/board` (the dispatch board), its live stream and its state. */
+export function boardRoutes(session: SessionPlugin, deps: RouteDeps) {
+  const hub = new BoardHub({ db: deps.db, links: deps.links, bus: deps.bus, logger: deps.logger, isDraining: deps.isDraining })
+  const units = (ctx: Parameters<typeof listBoardJobs>[0]) => listUnitsPage(ctx, { limit: '100' }).data
+
+  return new Elysia({ name: 'towline.board' }).use(session)
+    .get('/board', ({ ctx, user }) => {
+      const position = hub.position
+      const jobs = listBoardJobs(ctx)
+      const now = deps.clock.now()
+      const body = `<div class="board-toolbar">
+<h1>Dispatch board</h1>
+<a class="button" href="/jobs/new">New job</a>
+<label class="sound-toggle"><input type="checkbox" id="sound" name="sound"> Sound on new jobs</label>
+<p class="live-status" role="status" id="live-status">Live updates start when the page's script loads.</p>
+</div>
+<div class="board-layout">
+<div class="board" id="board" data-position="${position}" data-now="${now}">
+${boardColumns(jobs, now)}
+</div>
+<aside class="board-map" aria-labelledby="map-heading">
+<h2 id="map-heading">Units</h2>
+<div id="map" class="map" data-tile-url="${escape(DEFAULT_MAP_TILE_URL)}"></div>
+<ul class="unit-list" id="unit-list">${units(ctx).map((u) => `<li data-unit-id="${u.id}">${escape(u.name)}: ${u.status.replace('_', ' ')}${u.position ? '' : ' (no position yet)'}</li>`).join('')}</ul>
+<script type="application/json" id="units-data">${jsonForScript(units(ctx))}</script>
+</aside>
+</div>`
+      return dashboardPage({ title: 'Dispatch board', user, active: 'board', body, scripts: ['board.js'] })
+    }, { signedIn: 'dispatcher' })
+    .get('/board/state', ({ ctx }) => ({ position: hub.position, jobs: listBoardJobs(ctx) }), { signedIn: 'dispatcher', answers: 'json' })
+    .get('/board/units', ({ ctx }) => ({ data: units(ctx) }), { signedIn: 'dispatcher', answers: 'json' })
+    .get('/board/events', ({ request, query, user }) => boardStream(hub, request, user, resumeFrom(request, query as Record<string, unknown>)), { signedIn: 'dispatcher', answers: 'json' })
+}
+
+/** The board's Server-Sent Events stream: `hello`, then what was missed, then every change, with heartbeats. */
+function boardStream(hub: BoardHub, request: Request, user: SessionUser, after: number | null): Response {
+  let disconnect = () => {}
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let open = true
+      const end = () => {
+        if (!open) return
+        open = false
+        disconnect()
+        try { controller.close() } catch {}
+      }
+      // `retry` tells the browser to reconnect after 2 s; the hello names where the stream starts.
+      controller.enqueue(encoder.encode(`retry: 2000\nevent: hello\ndata: ${JSON.stringify({ position: hub.position, resumed_from: after })}\n\n`))
+      disconnect = hub.connect({
+        accountId: user.accountId,
+        siteIds: null,
+        send: (bytes) => { if (open) { try { controller.enqueue(bytes) } catch { end() } } },
+        close: end,
+      }, after)
+      request.signal.addEventListener('abort', end, { once: true })
+    },
+    cancel() { disconnect() },
+  })
+  return new Response(stream, {
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
+  })
+}
+
+/** JSON safe inside a <script type="application/json"> element (no closing tag, no comment opener). */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')
+}
+
+function escape(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+}

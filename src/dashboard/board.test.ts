@@ -1,0 +1,153 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { startTestApi, type TestApi } from '../../test/kit'
+import { createUser } from '../users/create-user'
+
+let api: TestApi
+let key: string
+beforeEach(() => { api = startTestApi(); key = api.key('all') })
+afterEach(() => api.close())
+
+const ORIGIN = 'http://towline.test'
+
+async function signedIn(email = 'ann@example.com', accountId = api.accountId, role: 'owner' | 'dispatcher' = 'dispatcher'): Promise<string> {
+  await createUser(api.contexts.forOperator(accountId), { email, role, password: 'correct horse battery' })
+  const res = await api.raw(new Request(`${ORIGIN}/login`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${encodeURIComponent(email)}&password=correct+horse+battery` }))
+  return res.headers.get('set-cookie')!.split(';')[0]!
+}
+const page = (path: string, cookie: string, headers: Record<string, string> = {}) => api.raw(new Request(ORIGIN + path, { headers: { cookie, ...headers } }))
+async function createJob(name: string, k = key, extra: Record<string, unknown> = {}) {
+  const res = await api.request('POST', '/api/v1/jobs', { key: k, body: { customer: { name }, pickup: { location: 'I-5 exit 12' }, vehicle: { make: 'Honda', model: 'Civic', plate: '7ABC123' }, urgency: 'urgent', ...extra } })
+  expect(res.status).toBe(201)
+  return (await res.json()) as { id: string; status: string }
+}
+
+/** Reads an SSE response's messages as they come. */
+function reader(res: Response) {
+  const r = res.body!.getReader()
+  let buf = ''
+  const messages: { id?: string; event?: string; data?: any }[] = []
+  return {
+    messages,
+    async until(pred: (m: typeof messages) => boolean, ms = 3000) {
+      const end = Date.now() + ms
+      while (!pred(messages)) {
+        if (Date.now() > end) throw new Error(`stream: condition not met; got ${JSON.stringify(messages.map((m) => [m.event, m.data?.event?.type]))}`)
+        const chunk = await Promise.race([r.read(), Bun.sleep(end - Date.now()).then(() => null)])
+        if (!chunk || chunk.done) continue
+        buf += new TextDecoder().decode(chunk.value)
+        let i
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i); buf = buf.slice(i + 2)
+          const m: (typeof messages)[number] = {}
+          for (const line of block.split('\n')) {
+            if (line.startsWith('id: ')) m.id = line.slice(4)
+            else if (line.startsWith('event: ')) m.event = line.slice(7)
+            else if (line.startsWith('data: ')) m.data = JSON.parse(line.slice(6))
+          }
+          if (m.event) messages.push(m)
+        }
+      }
+    },
+    cancel: () => r.cancel(),
+  }
+}
+
+describe('the dispatch board', () => {
+  test('shows a job made through the API in the column of its status, with what a dispatcher scans for', async () => {
+    const cookie = await signedIn()
+    const job = await createJob('Jo <Bloggs>')
+    const res = await page('/board', cookie)
+    expect(res.status).toBe(200)
+    const html = await res.text()
+    for (const s of ['pending', 'confirmed', 'dispatched', 'en_route', 'on_scene', 'towing', 'at_destination']) expect(html).toContain(`data-status="${s}"`)
+    expect(html).not.toContain('data-status="completed"')
+    const confirmed = html.slice(html.indexOf('data-status="confirmed"'), html.indexOf('data-status="dispatched"'))
+    expect(confirmed).toContain(`data-job-id="${job.id}"`)
+    expect(confirmed).toContain('Jo &lt;Bloggs&gt;')
+    expect(confirmed).toContain('I-5 exit 12')
+    expect(confirmed).toContain('Honda Civic, 7ABC123')
+    expect(confirmed).toContain('No unit')
+    expect(confirmed).toContain('urgent')
+    expect(confirmed).toContain('0 min')
+    expect(html).toMatch(/<h2 id="col-en_route">En route<\/h2>/)
+  })
+
+  test('another account\'s jobs never appear, and finished or archived jobs leave the board', async () => {
+    const other = api.account('Other Towing')
+    const otherKey = api.key('all', { accountId: other })
+    const theirs = await createJob('Their customer', otherKey)
+    const done = await createJob('Done customer')
+    await api.request('PATCH', `/api/v1/jobs/${done.id}`, { key, body: { status: 'cancelled', cancel_reason: 'customer left' } })
+    const cookie = await signedIn()
+    const html = await (await page('/board', cookie)).text()
+    expect(html).not.toContain(theirs.id)
+    expect(html).not.toContain(done.id)
+  })
+
+  test('the stream needs a session: 401 in JSON, not a redirect', async () => {
+    const res = await api.raw(new Request(`${ORIGIN}/board/events`))
+    expect(res.status).toBe(401)
+    expect(((await res.json()) as any).error.code).toBe('not_signed_in')
+  })
+
+  test('the stream says hello, then every change of the account as it commits, never another account\'s', async () => {
+    const cookie = await signedIn()
+    const res = await page('/board/events', cookie)
+    expect(res.headers.get('content-type')).toContain('text/event-stream')
+    const s = reader(res)
+    await s.until((m) => m.some((x) => x.event === 'hello'))
+    const other = api.account('Other Towing')
+    await createJob('Not yours', api.key('all', { accountId: other }))
+    const job = await createJob('Jo')
+    await s.until((m) => m.some((x) => x.data?.job?.id === job.id))
+    const mine = s.messages.filter((m) => m.event === 'job')
+    expect(mine.every((m) => m.data.job.customer.name === 'Jo')).toBe(true)
+    const created = mine.find((m) => m.data.event.type === 'job.created')!
+    expect(Number(created.id)).toBe(created.data.position)
+    expect(created.data.job.status).toBe('confirmed')
+    await s.cancel()
+  })
+
+  test('a board that reconnects with Last-Event-ID gets what it missed, in order, once', async () => {
+    const cookie = await signedIn()
+    const first = reader(await page('/board/events', cookie))
+    const a = await createJob('Before the drop')
+    await first.until((m) => m.some((x) => x.data?.job?.id === a.id))
+    const last = first.messages.at(-1)!.id!
+    await first.cancel()
+    // While it is away: a new job, and a change to the first.
+    const b = await createJob('While away')
+    await api.request('PATCH', `/api/v1/jobs/${a.id}`, { key, body: { status: 'pending' } }).catch(() => {})
+    await api.request('POST', `/api/v1/jobs/${a.id}/notes`, { key, body: { text: 'called back' } })
+    const again = reader(await page('/board/events', cookie, { 'last-event-id': last }))
+    await again.until((m) => m.some((x) => x.data?.event?.type === 'job.note_added'))
+    const replayed = again.messages.filter((m) => m.event === 'job')
+    const positions = replayed.map((m) => Number(m.id))
+    expect(positions).toEqual([...positions].sort((x, y) => x - y))
+    expect(new Set(positions).size).toBe(positions.length)
+    expect(positions[0]).toBeGreaterThan(Number(last))
+    expect(replayed.some((m) => m.data.job.id === b.id && m.data.event.type === 'job.created')).toBe(true)
+    // Nothing from before the drop comes again.
+    expect(replayed.some((m) => m.data.job.id === a.id && m.data.event.type === 'job.created')).toBe(false)
+    await again.cancel()
+  })
+
+  test('a board away longer than the memory holds is caught up from the database', async () => {
+    const cookie = await signedIn()
+    const s = reader(await page('/board/events?after=0', cookie))
+    const job = await createJob('Old one')
+    await s.until((m) => m.some((x) => x.data?.job?.id === job.id))
+    await s.cancel()
+    // A fresh process's hub has nothing in memory: resume from position 0 reads the database.
+    api.close()
+    api = startTestApi()
+    const cookie2 = await signedIn('bob@example.com')
+    key = api.key('all')
+    const j1 = await createJob('One')
+    const j2 = await createJob('Two')
+    const again = reader(await page('/board/events', cookie2, { 'last-event-id': '0' }))
+    await again.until((m) => m.filter((x) => x.event === 'job').length >= 2)
+    expect(again.messages.filter((m) => m.event === 'job').map((m) => m.data.job.id)).toEqual([j1.id, j2.id])
+    await again.cancel()
+  })
+})

@@ -1,0 +1,61 @@
+import { Elysia } from 'elysia'
+import type { RouteDeps } from '../app'
+import { BODY_CAPS, routeProps } from '../platform/route-props'
+import type { FormFields } from '../platform/forms'
+import { signIn } from './sign-in'
+import { endSession, SESSION_MAX_MS } from './sessions'
+import { createSessionGuard, sessionCookie, type SessionPlugin } from './session.plugin'
+import { signInPage, type SignInForm } from './sign-in.page'
+
+const HTML = { 'content-type': 'text/html; charset=utf-8' }
+
+/** Where to go after signing in: a path of this site only (never another origin), else the board. */
+export function safeNext(next: unknown): string {
+  if (typeof next !== 'string' || !next.startsWith('/') || next.startsWith('//') || next.includes('\\') || /[\u0000-\u001f]/.test(next) || next.length > 2000) return '/board'
+  return next
+}
+
+const text = (fields: FormFields, name: string): string => (typeof fields[name] === 'string' ? (fields[name] as string) : '')
+
+/** `/login`, `/logout` and `/`: signing in and out of the dashboard. */
+export function signInRoutes(session: SessionPlugin, deps: RouteDeps) {
+  const secure = deps.config.publicUrl.startsWith('https:')
+  const requireSession = createSessionGuard(deps)
+  const page = (form: SignInForm, status = 200, headers: Record<string, string> = {}) => new Response(signInPage(form), { status, headers: { ...HTML, ...headers } })
+  const signedInUser = (request: Request) => { try { return requireSession(request, 'dispatcher') } catch { return null } }
+
+  return new Elysia({ name: 'towline.sign-in' }).use(routeProps).use(session)
+    .get('/', ({ request }) => Response.redirect(new URL(signedInUser(request) ? '/board' : '/login', request.url).pathname, 303))
+    .get('/login', ({ request, query }) => {
+      const next = safeNext((query as Record<string, unknown>).next)
+      if (signedInUser(request)) return new Response(null, { status: 303, headers: { location: next } })
+      return page({ next: next === '/board' ? undefined : next })
+    })
+    .post('/login', async ({ body }) => {
+      const fields = body as FormFields
+      const email = text(fields, 'email').trim()
+      const password = text(fields, 'password')
+      const next = safeNext(text(fields, 'next'))
+      const form: SignInForm = { email, next: next === '/board' ? undefined : next }
+      const errors: SignInForm['errors'] = {}
+      if (!email) errors.email = 'Enter the email of your login.'
+      if (!password) errors.password = 'Enter your password.'
+      if (errors.email || errors.password) return page({ ...form, errors, alert: 'Fill in both fields to sign in.' }, 422)
+      const result = await signIn(deps.db, deps.clock, email, password)
+      if (result.ok) {
+        // Set only now that everything succeeded (a cookie set before an error would still be sent).
+        return new Response(null, { status: 303, headers: { location: next, 'set-cookie': sessionCookie(result.token, { secure, maxAgeS: Math.floor(SESSION_MAX_MS / 1000) }) } })
+      }
+      if (result.reason === 'locked') {
+        const minutes = Math.max(1, Math.ceil(result.retryAfterMs / 60_000))
+        return page({ ...form, alert: `Too many failed sign-ins for this email. Sign-in is locked for ${minutes} more minute${minutes === 1 ? '' : 's'}; try again after that.` }, 429, { 'retry-after': String(Math.ceil(result.retryAfterMs / 1000)) })
+      }
+      return page({ ...form, alert: 'That email and password do not match a login. Check both and try again.' }, 401)
+    }, { accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 8 } })
+    .post('/logout', ({ request }) => {
+      const user = signedInUser(request)
+      if (user) endSession(deps.db, deps.clock, user.sessionId)
+      return new Response(null, { status: 303, headers: { location: '/login', 'set-cookie': sessionCookie(null, { secure }) } })
+    })
+}
+

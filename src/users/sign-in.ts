@@ -1,0 +1,63 @@
+import { and, asc, eq, gt, lt } from 'drizzle-orm'
+import type { Db } from '../db/client'
+import { inTransaction } from '../db/client'
+import type { Clock } from '../platform/clock'
+import { loginFailures, users } from './user.table'
+import { findUserByEmail, normalizeEmail, type UserRow } from './user.queries'
+import { verifyPassword } from './password'
+import { startSession } from './sessions'
+
+/** Failed sign-ins for one email within LOCK_WINDOW_MS that lock it... */
+export const LOCK_AFTER_FAILURES = 10
+export const LOCK_WINDOW_MS = 15 * 60_000
+/** ...for this long after the failure that reached the count. */
+export const LOCK_FOR_MS = 15 * 60_000
+
+export type SignInResult =
+  | { ok: true; user: UserRow; token: string; expiresAt: number }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'locked'; retryAfterMs: number }
+
+/**
+ * Until when an email is locked, or null: the lock starts at any failure that is the tenth
+ * within 15 minutes and lasts 15 minutes. Failures are counted by the email typed, known or
+ * not, so a lock says nothing about whether a login exists.
+ */
+export function lockedUntil(db: Db, email: string, now: number): number | null {
+  const times = db.select({ at: loginFailures.at }).from(loginFailures)
+    .where(and(eq(loginFailures.email, email), gt(loginFailures.at, now - LOCK_WINDOW_MS - LOCK_FOR_MS)))
+    .orderBy(asc(loginFailures.at)).all().map((r) => r.at)
+  let until: number | null = null
+  for (let i = LOCK_AFTER_FAILURES - 1; i < times.length; i++) {
+    if (times[i]! - times[i - LOCK_AFTER_FAILURES + 1]! < LOCK_WINDOW_MS) until = Math.max(until ?? 0, times[i]! + LOCK_FOR_MS)
+  }
+  return until !== null && until > now ? until : null
+}
+
+/**
+ * Checks an email and password and starts a session. A wrong password, an unknown email and a
+ * disabled login get the same answer after the same work; a locked email is refused even with
+ * the right password, without checking it.
+ */
+export async function signIn(db: Db, clock: Clock, emailTyped: string, password: string): Promise<SignInResult> {
+  const email = normalizeEmail(emailTyped).slice(0, 320)
+  const locked = lockedUntil(db, email, clock.now())
+  if (locked !== null) return { ok: false, reason: 'locked', retryAfterMs: locked - clock.now() }
+  const user = findUserByEmail(db, email)
+  const matches = await verifyPassword(password, user?.passwordHash ?? null)
+  const now = clock.now()
+  if (!user || !matches || user.disabledAt !== null) {
+    inTransaction(db, (tx) => {
+      tx.insert(loginFailures).values({ email, at: now }).run()
+      // Failures older than any lock they could still be part of are of no use.
+      tx.delete(loginFailures).where(lt(loginFailures.at, now - LOCK_WINDOW_MS - LOCK_FOR_MS)).run()
+    })
+    return { ok: false, reason: 'invalid' }
+  }
+  return inTransaction(db, (tx) => {
+    tx.delete(loginFailures).where(eq(loginFailures.email, email)).run()
+    tx.update(users).set({ lastLoginAt: now }).where(eq(users.id, user.id)).run()
+    const { token, expiresAt } = startSession(tx, clock, user.id)
+    return { ok: true as const, user, token, expiresAt }
+  })
+}
