@@ -25,6 +25,7 @@ import { createContextFactory, type ContextFactory } from './operations/context-
 import { createSessionGuard, sessionPlugin, type PageRole } from './users/session.plugin'
 import { signInRoutes } from './users/sign-in.routes'
 import { boardRoutes } from './dashboard/board.routes'
+import { newJobRoutes } from './dashboard/new-job.routes'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
 export interface AppDeps {
@@ -100,6 +101,7 @@ export function createApp(appDeps: AppDeps) {
     .use(textRoutes(deps))
     .use(signInRoutes(session, deps))
     .use(boardRoutes(session, deps))
+    .use(newJobRoutes(session, deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)
   return app as Elysia

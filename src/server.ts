@@ -11,6 +11,7 @@ import { createLogger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
 import { VERSION } from './version'
 import { startBackgroundWork } from './background'
+import { hasActiveUser } from './users/user.queries'
 import { JobEventBus } from './jobs/job-event-bus'
 import { MAX_REQUEST_BODY_BYTES } from './platform/route-props'
 
@@ -56,7 +57,10 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   const hint = listKeys(db, account.id).length === 0
     ? `No API key yet. Create one (it is shown once):\n  ${selfCommand()} keys create${dbFlag(config)} --name my-integration --scopes jobs:read,jobs:write\n`
     : ''
-  process.stderr.write(`${hint}API reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${config.dbPath})\n`)
+  const ownerHint = hasActiveUser(db)
+    ? ''
+    : `No dashboard login yet. Make the first owner (the password is printed once):\n  ${selfCommand()} users create${dbFlag(config)} --email you@example.com --role owner\nthen sign in at ${config.publicUrl}/login\n`
+  process.stderr.write(`${ownerHint}${hint}Dashboard: ${where}/login\nAPI reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${config.dbPath})\n`)
 
   let stopping = false
   const shutdown = async (signal: string) => {

@@ -151,3 +151,57 @@ describe('the dispatch board', () => {
     await again.cancel()
   })
 })
+
+describe('New job', () => {
+  const postForm = (cookie: string, fields: Record<string, string>, origin = ORIGIN) =>
+    api.raw(new Request(`${ORIGIN}/jobs/new`, { method: 'POST', headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() }))
+
+  test('creates the job through the same operation as POST /jobs: tracking link, request-received text, actor dispatcher with user_id', async () => {
+    const cookie = await signedIn()
+    const form = await (await page('/jobs/new', cookie)).text()
+    for (const label of ['Customer name', 'Phone', 'Texts allowed', 'Pickup', 'Destination']) expect(form).toMatch(new RegExp(`<label for="[a-z_]+">${label}( \\*)?</label>`))
+    expect(form).toContain('>Create job</button>')
+    const idem = form.match(/name="idempotency_key" value="([0-9A-Za-z]+)"/)![1]!
+    const fields = { idempotency_key: idem, customer_name: 'Dana Smith', customer_phone: '503-555-0160', sms_consent: 'on', pickup: 'Hwy 26 mile 40', destination: 'Main St Garage', vehicle_make: 'Ford', urgency: 'urgent' }
+    const res = await postForm(cookie, fields)
+    expect(res.status).toBe(303)
+    const id = new URL(res.headers.get('location')!, ORIGIN).searchParams.get('created')!
+    // Sent twice (a double-click, a resent form): still one job.
+    const again = await postForm(cookie, fields)
+    expect(new URL(again.headers.get('location')!, ORIGIN).searchParams.get('created')).toBe(id)
+    const list = (await (await api.request('GET', '/api/v1/jobs?limit=10', { key })).json()) as any
+    expect(list.data.filter((j: any) => j.customer.name === 'Dana Smith')).toHaveLength(1)
+    const job = (await (await api.request('GET', `/api/v1/jobs/${id}`, { key })).json()) as any
+    expect(job).toMatchObject({ customer: { name: 'Dana Smith', phone: '+15035550160', sms_consent: true }, pickup: { location: 'Hwy 26 mile 40' }, destination: 'Main St Garage', urgency: 'urgent', status: 'confirmed' })
+    expect(job.tracking_url).toMatch(/\/t\/[0-9A-Za-z]{24}$/)
+    const events = (await (await api.request('GET', `/api/v1/jobs/${id}/events`, { key })).json()) as any
+    const userId = (api.db.$client.query("SELECT id FROM users WHERE email = 'ann@example.com'").get() as any).id
+    expect(events.data[0]).toMatchObject({ type: 'job.created', actor: 'dispatcher', detail: { user_id: userId } })
+    const texts = (await (await api.request('GET', `/api/v1/jobs/${id}/texts`, { key })).json()) as any
+    expect(texts.data.map((t: any) => t.template)).toEqual(['request_received'])
+  })
+
+  test('bad input is said beside each field, what was typed is kept, and nothing is created', async () => {
+    const cookie = await signedIn()
+    const res = await postForm(cookie, { customer_name: '', customer_phone: '12', pickup: '', destination: 'Keep <this>' })
+    expect(res.status).toBe(422)
+    const html = await res.text()
+    expect(html).toMatch(/role="alert"[^>]*><p>/)
+    expect(html).toContain('id="customer_name-error"')
+    expect(html).toContain('id="pickup-error"')
+    expect(html).toContain('value="Keep &lt;this&gt;"')
+    const count = api.db.$client.query('SELECT count(*) AS n FROM jobs').get() as any
+    expect(count.n).toBe(0)
+    const phone = await postForm(cookie, { customer_name: 'Jo', customer_phone: '12', pickup: 'Exit 3' })
+    expect(phone.status).toBe(422)
+    expect(await phone.text()).toContain('id="customer_phone-error"')
+    expect((api.db.$client.query('SELECT count(*) AS n FROM jobs').get() as any).n).toBe(0)
+  })
+
+  test('a form posted from another origin is refused and writes nothing', async () => {
+    const cookie = await signedIn()
+    const res = await postForm(cookie, { customer_name: 'Mallory', pickup: 'Anywhere' }, 'http://evil.test')
+    expect(res.status).toBe(403)
+    expect((api.db.$client.query('SELECT count(*) AS n FROM jobs').get() as any).n).toBe(0)
+  })
+})
