@@ -4,6 +4,9 @@ import type { JobLinks } from '../jobs/job-links'
 import type { BusEvent, JobEventBus } from '../jobs/job-event-bus'
 import { jobEventView, toJobEventRow } from '../jobs/job-events'
 import { readJobView } from '../jobs/present-job'
+import type { JobView } from '../jobs/job.view'
+import { BOARD_STATUSES } from '../jobs/list-board-jobs'
+import { boardCard } from './board.page'
 
 /** One board stream's subscriber: which account it shows, and where its bytes go. */
 export interface BoardClient {
@@ -106,13 +109,16 @@ export class BoardHub {
   }
 
   private messageOf(position: number, event: ReturnType<typeof toJobEventRow>, siteId: string): Message {
-    let job: unknown = null
+    let job: JobView | null = null
     try {
       job = readJobView(this.deps.db, this.deps.links, { accountId: event.accountId, siteIds: null }, event.jobId)
     } catch (err) {
       this.deps.logger?.error({ err, job_id: event.jobId }, 'the board could not read a job for its stream')
     }
-    const data = JSON.stringify({ position, event: jobEventView(event), job })
+    // The card as the board draws it (the same markup the page was rendered with), or null when
+    // the job is not on the board (finished, archived): the board's script only swaps cards.
+    const onBoard = job !== null && !job.archived && (BOARD_STATUSES as readonly string[]).includes(job.status)
+    const data = JSON.stringify({ position, event: jobEventView(event), job, card: onBoard ? boardCard(job!, event.createdAt) : null })
     return { position, accountId: event.accountId, siteId, bytes: encoder.encode(`id: ${position}\nevent: job\ndata: ${data}\n\n`) }
   }
 }

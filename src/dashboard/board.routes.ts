@@ -47,7 +47,11 @@ ${boardColumns(jobs, now)}
 </div>`
       return dashboardPage({ title: 'Dispatch board', user, active: 'board', body, scripts: ['board.js'] })
     }, { signedIn: 'dispatcher' })
-    .get('/board/state', ({ ctx }) => ({ position: hub.position, jobs: listBoardJobs(ctx) }), { signedIn: 'dispatcher', answers: 'json' })
+    .get('/board/state', ({ ctx }) => {
+      const position = hub.position
+      const jobs = listBoardJobs(ctx)
+      return { position, jobs, columns_html: boardColumns(jobs, deps.clock.now()) }
+    }, { signedIn: 'dispatcher', answers: 'json' })
     .get('/board/units', ({ ctx }) => ({ data: units(ctx) }), { signedIn: 'dispatcher', answers: 'json' })
     .get('/board/events', ({ request, query, user }) => boardStream(hub, request, user, resumeFrom(request, query as Record<string, unknown>)), { signedIn: 'dispatcher', answers: 'json' })
 }

@@ -159,12 +159,13 @@ describe('what the commands print', () => {
     expect(r.stderr).toContain(`${folder.bin} keys create --db demo2.db --account ${r.stdout.trim()}`)
   })
 
-  test('--help claims no pages that do not exist yet', () => {
+  test('--help claims no pages that do not exist yet (the tracking and driver pages), and names the dashboard logins that do', () => {
     const r = cli(folder.bin, ['--help'], { cwd: folder.dir })
     expect(r.code).toBe(0)
-    expect(r.stdout).not.toMatch(/pages|dashboard|board|tracking page|driver page/i)
-    expect(cli(folder.bin, ['serve', '--help'], { cwd: folder.dir }).stdout).not.toMatch(/pages|dashboard/i)
-    expect(cli(folder.bin, ['demo', '--help'], { cwd: folder.dir }).stdout).not.toMatch(/pages|dashboard/i)
+    expect(r.stdout).not.toMatch(/tracking page|driver page|driver's page/i)
+    expect(r.stdout).toMatch(/users create +Create a dashboard login/)
+    expect(cli(folder.bin, ['serve', '--help'], { cwd: folder.dir }).stdout).not.toMatch(/tracking page|driver page|driver's page/i)
+    expect(cli(folder.bin, ['demo', '--help'], { cwd: folder.dir }).stdout).toContain('owner login for the dashboard')
   })
 })
 

@@ -1,0 +1,129 @@
+/**
+ * The dispatch board's script: keeps the server-rendered board live over Server-Sent Events.
+ * Each message carries the job's card as the server draws it; this only swaps cards between
+ * columns, counts them, rings on a new job and marks it until it is opened. Without this script
+ * the board still shows every job as of its loading.
+ */
+interface JobMessage { position: number; event: { type: string; job_id: string }; job: { id: string; status: string; created_at: string; customer: { name: string } } | null; card: string | null }
+
+const board = document.getElementById('board')
+const statusLine = document.getElementById('live-status')
+const soundBox = document.getElementById('sound') as HTMLInputElement | null
+const SOUND_KEY = 'towline.board.sound'
+const NEW_KEY = 'towline.board.new'
+
+const say = (text: string) => { if (statusLine) statusLine.textContent = text }
+
+/** Job ids created while a board was open and not opened since (shared by this browser's tabs). */
+function unopened(): Set<string> {
+  try { return new Set(JSON.parse(localStorage.getItem(NEW_KEY) ?? '[]') as string[]) } catch { return new Set() }
+}
+function saveUnopened(ids: Set<string>) {
+  try { localStorage.setItem(NEW_KEY, JSON.stringify([...ids].slice(-200))) } catch {}
+}
+
+function ageText(fromIso: string): string {
+  const min = Math.max(0, Math.floor((Date.now() - Date.parse(fromIso)) / 60_000))
+  if (min < 60) return `${min} min`
+  const h = Math.floor(min / 60)
+  if (h < 24) return `${h} h ${String(min % 60).padStart(2, '0')} min`
+  return `${Math.floor(h / 24)} d ${h % 24} h`
+}
+
+function refreshAges() {
+  for (const card of document.querySelectorAll<HTMLElement>('[data-job-id][data-created-at]')) {
+    const age = card.querySelector('.card-age')
+    if (age) age.textContent = ageText(card.dataset.createdAt!)
+  }
+}
+
+function recount() {
+  for (const col of document.querySelectorAll<HTMLElement>('[data-status]')) {
+    const n = col.querySelectorAll('[data-job-id]').length
+    const count = col.querySelector('.column-count')
+    if (count) count.textContent = `${n} ${n === 1 ? 'job' : 'jobs'}`
+  }
+}
+
+function markUnopened() {
+  const ids = unopened()
+  for (const card of document.querySelectorAll<HTMLElement>('[data-job-id]')) card.classList.toggle('card-new', ids.has(card.dataset.jobId!))
+}
+
+function ring() {
+  if (!soundBox?.checked) return
+  try {
+    const audio = new AudioContext()
+    const tone = audio.createOscillator()
+    const gain = audio.createGain()
+    tone.frequency.value = 880
+    gain.gain.setValueAtTime(0.2, audio.currentTime)
+    gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.6)
+    tone.connect(gain).connect(audio.destination)
+    tone.start()
+    tone.stop(audio.currentTime + 0.6)
+  } catch {}
+}
+
+/** Puts a job's card where its status says (or takes it off the board), oldest first in each column. */
+function apply(m: JobMessage) {
+  const id = m.event.job_id
+  document.querySelector(`[data-job-id="${CSS.escape(id)}"]`)?.remove()
+  if (m.card && m.job) {
+    const list = document.querySelector(`[data-status="${CSS.escape(m.job.status)}"] .cards`)
+    if (list) {
+      const holder = document.createElement('ol')
+      holder.innerHTML = m.card
+      const card = holder.firstElementChild as HTMLElement
+      const later = [...list.querySelectorAll<HTMLElement>('[data-job-id]')].find((c) => (c.dataset.createdAt ?? '') > m.job!.created_at)
+      list.insertBefore(card, later ?? null)
+      const age = card.querySelector('.card-age')
+      if (age) age.textContent = ageText(m.job.created_at)
+    }
+  }
+  if (m.event.type === 'job.created') {
+    const ids = unopened()
+    ids.add(id)
+    saveUnopened(ids)
+    ring()
+  }
+  markUnopened()
+  recount()
+}
+
+async function resync() {
+  const res = await fetch('/board/state', { headers: { accept: 'application/json' } })
+  if (res.status === 401) { location.assign('/login?next=/board'); return }
+  const state = (await res.json()) as { columns_html: string }
+  if (board) board.innerHTML = state.columns_html
+  markUnopened()
+  refreshAges()
+}
+
+function connect() {
+  if (!board) return
+  const after = board.dataset.position ?? ''
+  const stream = new EventSource(`/board/events?after=${encodeURIComponent(after)}`)
+  stream.addEventListener('hello', () => say('Live: changes appear as they happen.'))
+  stream.addEventListener('job', (e) => apply(JSON.parse((e as MessageEvent).data) as JobMessage))
+  stream.addEventListener('resync', () => { void resync() })
+  stream.addEventListener('error', () => say('Connection lost: reconnecting…'))
+  // One stream per tab, closed when the tab goes away (browsers allow few connections per host).
+  addEventListener('pagehide', () => stream.close())
+}
+
+if (soundBox) {
+  soundBox.checked = localStorage.getItem(SOUND_KEY) === 'on'
+  soundBox.addEventListener('change', () => localStorage.setItem(SOUND_KEY, soundBox.checked ? 'on' : 'off'))
+}
+// Opening a job (its card's link) takes its mark off.
+document.addEventListener('click', (e) => {
+  const card = (e.target as HTMLElement).closest<HTMLElement>('[data-job-id]')
+  if (!card) return
+  const ids = unopened()
+  if (ids.delete(card.dataset.jobId!)) saveUnopened(ids)
+})
+markUnopened()
+refreshAges()
+setInterval(refreshAges, 30_000)
+connect()
