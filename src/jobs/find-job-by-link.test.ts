@@ -12,7 +12,7 @@ import { startTestApi, type TestApi } from '../../test/kit'
 import { bringTo, call, makeJob, makeUnit, NO_LIMITS, REASON } from '../../test/jobs-helpers'
 import { closeDatabase, openDatabase } from '../db/client'
 import { randomBase62 } from '../platform/ids'
-import { findJobByLink } from './find-job-by-link'
+import { findJobByLink, type GoneReason } from './find-job-by-link'
 import { driverUrlOf } from './job-links'
 import { replaceTrackingLink } from './replace-tracking-link'
 
@@ -40,7 +40,7 @@ const find = (kind: 'tracking' | 'driver', token: string, trackingLinkMs = WEEK)
   return found
 }
 const retiredOf = (jobId: string) => api.db.$client.query('SELECT kind, reason, token_hash, retired_at FROM retired_links WHERE job_id = ? ORDER BY retired_at').all(jobId) as any[]
-const gone = (reason: string, jobId: string) => ({ gone: reason, jobId, accountId: api.accountId })
+const gone = (reason: GoneReason, jobId: string) => ({ gone: reason, jobId, accountId: api.accountId })
 
 describe('findJobByLink', () => {
   test('a live tracking or driver link leads to its job; each kind only by its own kind', async () => {
