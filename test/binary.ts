@@ -59,7 +59,7 @@ export async function startServer(bin: string, opts: { cwd: string; env?: Record
   const deadline = Date.now() + 15_000
   let url: string | undefined
   while (!url) {
-    const m = /listening on (http:\/\/[^\s]+)/.exec(err)
+    const m = /listening on (https?:\/\/[^\s]+)/.exec(err)
     if (m) url = m[1]
     else if (proc.exitCode !== null) throw new Error(`serve exited ${proc.exitCode}: ${err}`)
     else if (Date.now() > deadline) { proc.kill(); throw new Error(`serve did not start: ${err}`) }
