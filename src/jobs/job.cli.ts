@@ -11,6 +11,8 @@ import type { OperationContext } from '../operations/operation-context'
 import { jobs } from './job.table'
 import { eq } from 'drizzle-orm'
 import { listJobs } from './list-jobs'
+import { replaceTrackingLink } from './replace-tracking-link'
+import { trackingUrlOf } from './job-links'
 
 /** A job context for an operator at the console: acts as the system on the job's own account. */
 function operatorContext(db: Db, links: JobLinks, jobId: string): OperationContext {
@@ -64,9 +66,36 @@ const jobsList: Command = {
   }),
 }
 
+const newTrackingLink: Command = {
+  name: 'jobs new-tracking-link',
+  summary: "Give a job a new tracking link; the old one answers 410 (gone) at once",
+  usage: `towline jobs new-tracking-link JOB_ID [--db FILE] [--json]
+
+Mints a new tracking link for the job (a leaked or forwarded link, say) and prints it. The old
+link answers 410 from now on; the change is a job.updated event naming tracking_url, so webhook
+receivers get the new URL. Nobody is texted: send the customer the new link yourself. Links
+start with TOWLINE_PUBLIC_URL, so set it as serve has it.`,
+  options: DB_OPTIONS,
+  positionals: 1,
+  run: ({ values, positionals }) => withDb(values, (db, _config, links) => {
+    const id = positionals[0]
+    if (!id) throw new UsageError('which job? give its id (job_...)')
+    try {
+      const job = replaceTrackingLink(operatorContext(db, links, id), id)
+      const url = trackingUrlOf(links, job)
+      if (values.json) return printJson({ id: job.id, tracking_url: url })
+      process.stdout.write(`${url}\n`)
+    } catch (err) {
+      if (err instanceof AppError) throw new UsageError(err.message)
+      throw err
+    }
+  }),
+}
+
 /** Operator commands for jobs (archiving lives in the dashboard; these serve until it exists). */
 export const jobCommands: Command[] = [
   jobsList,
   jobCommand('archive', 'Archive a job: it refuses every write until restored', archiveJob),
   jobCommand('restore', 'Restore an archived job', restoreJob),
+  newTrackingLink,
 ]

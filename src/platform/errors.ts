@@ -18,6 +18,7 @@ export const ERROR_CATALOG = {
   job_stale: { status: 409, when: 'expected_status was sent and the job is in another status (details.expected_status, details.current_status).' },
   invalid_state: { status: 409, when: 'The job is archived (restore it first), or not in a state the action needs, such as a driver link to send with no unit on the job (details.reason).' },
   delivery_in_flight: { status: 409, when: 'The webhook delivery is being attempted right now (a resend waits for that attempt to finish).' },
+  link_gone: { status: 410, when: 'A tracking or driver link that was replaced, taken back (reassign, unassign) or expired after its job finished (details.reason).' },
   payload_too_large: { status: 413, when: 'The body is over its route\'s cap (256 KiB for the API), counted while reading (details.limit_bytes).' },
   validation_failed: { status: 422, when: 'The body or query does not match the schema, names a date that does not exist, or holds a lone UTF-16 surrogate (details.fields: [{ path, message }], at most 10).' },
   job_reason_required: { status: 422, when: 'Cancelling without cancel_reason, or reopening without reason (3 to 500 characters after trimming).' },
