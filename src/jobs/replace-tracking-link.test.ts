@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { startTestApi, type TestApi } from '../../test/kit'
+import { startTestApi, until, type TestApi } from '../../test/kit'
+import type { BusEvent } from './job-event-bus'
 import { archive, bringTo, call, expectNothingWritten, makeJob, NO_LIMITS, snapshot, textsOf } from '../../test/jobs-helpers'
 import { AppError } from '../platform/errors'
 import { newId } from '../platform/ids'
@@ -37,8 +38,14 @@ describe('replaceTrackingLink', () => {
     const job = await makeJob(api, key)
     const old = tokenOf(job.tracking_url)
     const before = await snapshot(api, key, job.id)
+    const heard: BusEvent[] = []
+    const stop = api.bus.subscribe(api.bus.position, (e) => heard.push(e))
     api.clock.advance(60_000)
     const after = replaceTrackingLink(dispatcher(), job.id)
+    // Live listeners (boards) hear it after the commit, like any job.updated.
+    await until(() => heard.length === 1, 5000, 'the bus to tell the job.updated')
+    stop()
+    expect(heard.map((e) => [e.event.jobId, e.event.type])).toEqual([[job.id, 'job.updated']])
 
     const read = (await call(api, key, 'GET', `/jobs/${job.id}`)).body
     const fresh = tokenOf(read.tracking_url)

@@ -4,10 +4,10 @@
  * warning when the public URL is plain http on a host other than this machine. Traffic goes to
  * 127.0.0.1 only; the public URLs below are never contacted.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cli, createKeyWithCli, freshFolder, startServer as start, type RunningServer } from '../binary'
+import { cli, createKeyWithCli, freshFolder, startServerPerTest, type RunningServer } from '../binary'
 import { makeTestCa, type TestCa } from '../https-receiver'
 
 let folder: ReturnType<typeof freshFolder>
@@ -23,13 +23,8 @@ afterAll(() => {
   if (ca) Bun.spawnSync(['rm', '-rf', ca.dir])
 })
 
-const running: RunningServer[] = []
-afterEach(async () => { for (const s of running.splice(0)) if (s.proc.exitCode === null) await s.stop('SIGKILL') })
-async function startServer(...args: Parameters<typeof start>) {
-  const s = await start(...args)
-  running.push(s)
-  return s
-}
+// A failed expectation must not leave a server running: every one started is stopped after its test.
+const startServer = startServerPerTest()
 
 /** Runs `serve` expecting it to stop at once (bounded), and returns what it said. */
 function serveFails(args: string[], env: Record<string, string> = {}) {
