@@ -18,6 +18,7 @@ import { unitRoutes } from './units/unit.routes'
 import { serviceRoutes } from './services/service.routes'
 import { webhookRoutes } from './webhooks/webhook.routes'
 import { jobTextRoutes, textRoutes } from './texts/text.routes'
+import { linkRoutes } from './pages/links.routes'
 import type { SendSettings } from './webhooks/send-attempt'
 import type { JobLinks } from './jobs/job-links'
 import type { JobEventBus } from './jobs/job-event-bus'
@@ -102,6 +103,7 @@ export function createApp(appDeps: AppDeps) {
     .use(signInRoutes(session, deps))
     .use(boardRoutes(session, deps))
     .use(newJobRoutes(session, deps))
+    .use(linkRoutes(deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)
   return app as Elysia

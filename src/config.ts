@@ -7,6 +7,12 @@ export interface Config {
   port: number
   host: string
   publicUrl: string
+  /** True when no public URL was given: serve then names the port it actually bound (--port 0). */
+  publicUrlIsDefault: boolean
+  /** The certificate and key files `serve` answers HTTPS with, or null for plain http (or a TLS proxy in front). */
+  tls: { certFile: string; keyFile: string } | null
+  /** How long a job's tracking link keeps working after the job finished. */
+  trackingLinkMs: number
   rateLimitReads: number
   rateLimitWrites: number
   webhookRetryScheduleMs: number[]
@@ -65,7 +71,14 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
   if (port > 65535) throw new ConfigError(`TOWLINE_PORT: ${port} is not a port number`)
   const provider = (flag(flags, 'sms-provider') ?? env.TOWLINE_SMS_PROVIDER ?? 'log').toLowerCase()
   if (provider !== 'log' && provider !== 'twilio') throw new ConfigError(`TOWLINE_SMS_PROVIDER: "${provider}" is not log or twilio`)
-  const publicUrl = (flag(flags, 'public-url') ?? env.TOWLINE_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, '')
+  const certFile = flag(flags, 'tls-cert') || env.TOWLINE_TLS_CERT || undefined
+  const keyFile = flag(flags, 'tls-key') || env.TOWLINE_TLS_KEY || undefined
+  if (!certFile !== !keyFile) {
+    throw new ConfigError(`TOWLINE_TLS_CERT and TOWLINE_TLS_KEY (--tls-cert, --tls-key) go together: give both the certificate and its key, or neither (${certFile ? 'the key' : 'the certificate'} is missing)`)
+  }
+  const tls = certFile && keyFile ? { certFile, keyFile } : null
+  const givenUrl = flag(flags, 'public-url') ?? env.TOWLINE_PUBLIC_URL
+  const publicUrl = (givenUrl ?? `${tls ? 'https' : 'http'}://localhost:${port}`).replace(/\/+$/, '')
   try { new URL(publicUrl) } catch { throw new ConfigError(`TOWLINE_PUBLIC_URL: "${publicUrl}" is not an absolute URL`) }
   if (provider === 'twilio') {
     const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'].filter((k) => !env[k])
@@ -81,6 +94,9 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
     port,
     host: flag(flags, 'host') ?? env.TOWLINE_HOST ?? '0.0.0.0',
     publicUrl,
+    publicUrlIsDefault: givenUrl === undefined,
+    tls,
+    trackingLinkMs: int('TOWLINE_TRACKING_LINK_DAYS', env.TOWLINE_TRACKING_LINK_DAYS, 7) * 86_400_000,
     rateLimitReads: int('TOWLINE_RATE_LIMIT_READS', env.TOWLINE_RATE_LIMIT_READS, 600),
     rateLimitWrites: int('TOWLINE_RATE_LIMIT_WRITES', env.TOWLINE_RATE_LIMIT_WRITES, 120),
     webhookRetryScheduleMs: parseSchedule(env.TOWLINE_WEBHOOK_RETRY_SCHEDULE ?? '1m,10m,1h,4h,12h,33h'),

@@ -14,6 +14,8 @@ import { startBackgroundWork } from './background'
 import { hasActiveUser } from './users/user.queries'
 import { JobEventBus } from './jobs/job-event-bus'
 import { MAX_REQUEST_BODY_BYTES } from './platform/route-props'
+import { plainHttpBeyondThisMachine } from './platform/public-url'
+import { readTlsFiles } from './platform/tls'
 
 // Moved to the CLI kit (demo and the missing-database message print it too); kept exported here.
 export { selfCommand } from './cli/cli'
@@ -26,13 +28,18 @@ export class PortInUseError extends Error {}
  * and shuts down gracefully on SIGTERM/SIGINT (drain requests, stop background work,
  * checkpoint the WAL, exit 0).
  */
-export async function serve(config: Config, clock: Clock = systemClock): Promise<void> {
-  const logger = createLogger(config.logLevel)
+export async function serve(given: Config, clock: Clock = systemClock): Promise<void> {
+  const logger = createLogger(given.logLevel)
+  // A certificate that cannot be used stops serve before it binds the port or opens the database.
+  const tls = given.tls ? readTlsFiles(given.tls.certFile, given.tls.keyFile) : null
   // Listen before touching the database: a second serve started by mistake on a busy port must
   // not migrate, nor send webhooks and texts from, a database another server is using. Nothing
   // can reach `handle` before it is set: everything up to that assignment is synchronous.
   let handle: ((req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>) | undefined
-  const server = listen(config, (req, srv) => handle!(req, srv))
+  const server = listen(given, tls, (req, srv) => handle!(req, srv))
+  const scheme = tls ? 'https' : 'http'
+  // The default public URL names the port bound, which --port 0 leaves to the system.
+  const config = given.publicUrlIsDefault ? { ...given, publicUrl: `${scheme}://localhost:${server.port}` } : given
   const loosened = restrictToOwner(config.dbPath)
   if (loosened.length) logger.warn({ files: loosened }, 'database files were readable by other users; made them owner-only (0600)')
   const db = openDatabase(config.dbPath)
@@ -51,8 +58,13 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   const { fetch } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => draining, webhookSend })
   handle = fetch
   const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links, bus })
-  const where = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
-  logger.info({ url: where, host: config.host, port: server.port, db: config.dbPath, version: VERSION }, 'listening')
+  const where = `${scheme}://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
+  logger.info({ url: where, host: config.host, port: server.port, tls: tls !== null, public_url: config.publicUrl, db: config.dbPath, version: VERSION }, 'listening')
+  // Browsers give a page the phone's position and camera only over https (or on this machine).
+  const insecure = plainHttpBeyondThisMachine(config.publicUrl)
+    ? `the public URL ${config.publicUrl} is plain http on a host other than this machine: phones share their position and camera only over https; serve HTTPS (--tls-cert, --tls-key) or put a TLS proxy in front and set an https TOWLINE_PUBLIC_URL`
+    : null
+  if (insecure) logger.warn({ public_url: config.publicUrl }, insecure)
   // One write, so a supervisor (or test) that sees "listening" has seen the whole banner.
   const hint = listKeys(db, account.id).length === 0
     ? `No API key yet. Create one (it is shown once):\n  ${selfCommand()} keys create${dbFlag(config)} --name my-integration --scopes jobs:read,jobs:write\n`
@@ -60,7 +72,7 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
   const ownerHint = hasActiveUser(db)
     ? ''
     : `No dashboard login yet. Make the first owner (the password is printed once):\n  ${selfCommand()} users create${dbFlag(config)} --email you@example.com --role owner\nthen sign in at ${config.publicUrl}/login\n`
-  process.stderr.write(`${ownerHint}${hint}Dashboard: ${where}/login\nAPI reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${config.dbPath})\n`)
+  process.stderr.write(`${insecure ? `warning: ${insecure}\n` : ''}${ownerHint}${hint}Dashboard: ${where}/login\nAPI reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${config.dbPath})\n`)
 
   let stopping = false
   const shutdown = async (signal: string) => {
@@ -86,15 +98,16 @@ export async function serve(config: Config, clock: Clock = systemClock): Promise
 }
 
 /**
- * Binds the port without SO_REUSEPORT (Bun's default on Linux), so a port in use is refused
+ * Binds the port (HTTPS with `tls`) without SO_REUSEPORT (Bun's default on Linux), so a port in use is refused
  * instead of shared with another server (the kernel would split connections between the two).
  */
-function listen(config: Config, fetch: (req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>) {
+function listen(config: Config, tls: { cert: string; key: string } | null, fetch: (req: Request, server: Bun.Server<undefined>) => Response | Promise<Response>) {
   try {
     return Bun.serve({
       port: config.port,
       hostname: config.host,
       reusePort: false,
+      ...(tls ? { tls } : {}),
       // Each route caps its own body while reading (route-props.ts); this is a backstop only.
       maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
       development: false,

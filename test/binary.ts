@@ -2,6 +2,7 @@
  * End-to-end kit: runs the compiled binary (dist/towline, built by `bun run build`, which the
  * test command does first) from a temporary folder, as an operator would.
  */
+import { afterEach } from 'bun:test'
 import { copyFileSync, existsSync, mkdtempSync, rmSync, chmodSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -59,7 +60,7 @@ export async function startServer(bin: string, opts: { cwd: string; env?: Record
   const deadline = Date.now() + 15_000
   let url: string | undefined
   while (!url) {
-    const m = /listening on (http:\/\/[^\s]+)/.exec(err)
+    const m = /listening on (https?:\/\/[^\s]+)/.exec(err)
     if (m) url = m[1]
     else if (proc.exitCode !== null) throw new Error(`serve exited ${proc.exitCode}: ${err}`)
     else if (Date.now() > deadline) { proc.kill(); throw new Error(`serve did not start: ${err}`) }
@@ -75,6 +76,20 @@ export async function startServer(bin: string, opts: { cwd: string; env?: Record
       if (proc.exitCode === null) proc.kill(signal)
       return proc.exited
     },
+  }
+}
+
+/**
+ * A startServer whose servers are all killed after each test of the file that calls this (at
+ * its top level), so a failed expectation never leaves one running.
+ */
+export function startServerPerTest(): typeof startServer {
+  const running: RunningServer[] = []
+  afterEach(async () => { for (const s of running.splice(0)) if (s.proc.exitCode === null) await s.stop('SIGKILL') })
+  return async (...args) => {
+    const s = await startServer(...args)
+    running.push(s)
+    return s
   }
 }
 

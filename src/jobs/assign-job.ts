@@ -11,7 +11,7 @@ import type { JobRow } from './job.view'
 /**
  * Hands a job to a unit: a pending or confirmed job moves to dispatched. Emits job.assigned,
  * or job.reassigned when another unit held it (the texts policy sends the new driver a fresh
- * job link, so the previous driver's stops working, and tells the previous driver).
+ * job link and tells the previous driver; the previous link is retired and answers 410).
  */
 export function assignJob(ctx: OperationContext, id: string, unitId: string): JobRow {
   return inTransaction(ctx.db, (tx) => {
@@ -35,6 +35,9 @@ export function assignJob(ctx: OperationContext, id: string, unitId: string): Jo
         ? { type: 'job.reassigned', detail: { unit: ref(unit), previous_unit: ref(previous) } }
         : { type: 'job.assigned', detail: { unit: ref(unit) } }],
       ...(moves ? { move: { to: 'dispatched', via: 'assign', detail: { unit: ref(unit) } } } : {}),
+      // The link the job held dies with this change: the other unit's driver's, or the same
+      // unit's from the run before a reopen (its driver gets the fresh one).
+      ...(job.driverTokenHash ? { retireLinks: { driver: job.unitId !== unit.id ? 'reassigned' : 'replaced' } } : {}),
     }
     return commitJobChange(tx, ctx, job, change).after
   })

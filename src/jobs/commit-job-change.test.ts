@@ -8,7 +8,7 @@ import { bringTo, call, expectNothingWritten, makeJob, NO_LIMITS, snapshot, text
 import { inTransaction } from '../db/client'
 import { AppError } from '../platform/errors'
 import { JOB_WRITERS } from '../operations/context-factory'
-import { commitJobChange, type JobFields } from './commit-job-change'
+import { commitJobChange, type JobChange, type JobFields } from './commit-job-change'
 import { findJobOrThrow } from './job.queries'
 
 let api: TestApi
@@ -73,5 +73,24 @@ describe('commitJobChange', () => {
     // The same change through the real writers texts the customer, in the change's transaction.
     inTransaction(api.db, (tx) => commitJobChange(tx, ctx, findJobOrThrow(tx, ctx.scope, job.id), { move: { to: 'cancelled', via: 'patch' }, set: { cancelReason: 'Customer found a ride' } }))
     expect(textsOf(api, job.id).map((t) => t.template)).toEqual(['request_received', 'status_cancelled'])
+  })
+
+  test('a live link changes only with a reason: replaced or cleared without one, or a reason for a link that stays, is refused and writes nothing', async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const before = await snapshot(api, key, job.id)
+    const retired = () => (api.db.$client.query('SELECT count(*) AS n FROM retired_links').get() as { n: number }).n
+    const retiredBefore = retired()
+    const ctx = api.contextOfKey(key)
+    const changes: JobChange[] = [
+      { set: { trackingTokenHash: 'a'.repeat(64), trackingTokenSealed: 'x' }, events: [{ type: 'job.updated', detail: { fields: ['tracking_url'] } }] },
+      { set: { driverTokenHash: null, driverTokenSealed: null }, events: [{ type: 'job.updated', detail: { fields: ['x'] } }] },
+      { events: [{ type: 'job.updated', detail: { fields: ['x'] } }], retireLinks: { tracking: 'replaced' } },
+    ]
+    for (const change of changes) {
+      const err = refusal(() => inTransaction(api.db, (tx) => commitJobChange(tx, ctx, findJobOrThrow(tx, ctx.scope, job.id), change)))
+      expect({ change: JSON.stringify(change), code: err.errorCode }).toEqual({ change: JSON.stringify(change), code: 'internal_error' })
+    }
+    await expectNothingWritten(api, key, before)
+    expect(retired()).toBe(retiredBefore)
   })
 })

@@ -4,6 +4,7 @@ import { AppError } from '../platform/errors'
 import { newId } from '../platform/ids'
 import type { OperationContext } from '../operations/operation-context'
 import type { JobEventRow, NewJobEvent } from './job-events'
+import type { LinkKind, RetireReason } from './job-links'
 import { findMove, isFinished, type JobStatus, type MoveVia } from './job-status'
 import type { JobRow } from './job.view'
 
@@ -22,6 +23,12 @@ export interface JobChange {
   nowMs?: number
   /** Events that follow the status event (a PATCH's new ETA, told after the move it came with). */
   eventsAfterMove?: NewJobEvent[]
+  /**
+   * The links this change takes away, and why: each one's hash (the job's before the change) is
+   * kept in retired_links, so its page answers 410 instead of 404. A change that replaces or
+   * clears a live link must name it here (the commit refuses one that does not).
+   */
+  retireLinks?: Partial<Record<LinkKind, RetireReason>>
 }
 
 /** A change as it was written, handed to each writer inside the transaction. */
@@ -70,6 +77,7 @@ export function commitJobChange(tx: Db, ctx: OperationContext, before: JobRow, c
       throw new AppError('internal_error', `A job's ${key} is not a plain field: the commit owns it${key === 'status' ? ' (statuses change only through a move)' : ''}.`, { field: key })
     }
   }
+  checkRetiredLinks(before, change.set ?? {}, change.retireLinks ?? {})
   const own = change.events ?? []
   const later = change.eventsAfterMove ?? []
   if ([...own, ...later].some((e) => e.type === 'job.status_changed')) throw new AppError('internal_error', 'job.status_changed is written by the move, not by an operation.')
@@ -96,8 +104,31 @@ export function commitJobChange(tx: Db, ctx: OperationContext, before: JobRow, c
       expected_status: before.status, current_status: current?.status ?? null,
     })
   }
+  retireLinks(tx, before, after, change.retireLinks ?? {}, now)
   const rows = appendJobEvents(tx, after, before.eventSeq, ctx, events, now)
   return finish(tx, ctx, before, after, rows, now)
+}
+
+const HASH_OF: Record<LinkKind, 'trackingTokenHash' | 'driverTokenHash'> = { tracking: 'trackingTokenHash', driver: 'driverTokenHash' }
+
+/** Checks that a live link is changed only with a reason, before anything is written; internal_error otherwise. */
+function checkRetiredLinks(before: JobRow, set: JobFields, retire: Partial<Record<LinkKind, RetireReason>>): void {
+  for (const kind of Object.keys(HASH_OF) as LinkKind[]) {
+    const col = HASH_OF[kind]
+    const old = before[col]
+    const changes = col in set && set[col] !== old
+    if (retire[kind] && !(old && changes)) throw new AppError('internal_error', `The change retires the job's ${kind} link but does not replace or clear a live one.`, { kind })
+    // A link that dies without a record would answer 404 like one that never existed.
+    if (old && changes && !retire[kind]) throw new AppError('internal_error', `The change replaces the job's ${kind} link without saying why (retireLinks).`, { kind })
+  }
+}
+
+/** Keeps the hashes of the links the change took away (retired_links), in the change's transaction. */
+function retireLinks(tx: Db, before: JobRow, after: JobRow, retire: Partial<Record<LinkKind, RetireReason>>, nowMs: number): void {
+  for (const [kind, reason] of Object.entries(retire) as [LinkKind, RetireReason][]) {
+    tx.$client.query('INSERT INTO retired_links (token_hash, kind, account_id, job_id, reason, retired_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(before[HASH_OF[kind]]!, kind, after.accountId, after.id, reason, nowMs)
+  }
 }
 
 /**

@@ -16,6 +16,11 @@ export function loadWritableJob(ctx: OperationContext, db: Db, id: string, permi
   return job
 }
 
+/** The 409 job_stale of an action taken from a status the job is no longer in (a page's expected_status, PATCH's). */
+export function jobStale(expected: string, current: string): AppError {
+  return new AppError('job_stale', `The job is ${current}, not ${expected} as expected; nothing was written.`, { expected_status: expected, current_status: current })
+}
+
 /** Reads a cancel or reopen reason: 3 to 500 characters after trimming; 422 job_reason_required otherwise. */
 export function requireReason(raw: string | undefined | null, field: 'cancel_reason' | 'reason', what: string): string {
   const reason = (raw ?? '').trim()

@@ -37,6 +37,14 @@ export function listJobEventRows(db: Db, jobId: string, afterSeq: number, limit:
     .map(toJobEventRow)
 }
 
+/** The job's latest event of one of these types, or undefined. */
+export function findLatestJobEvent(db: Db, jobId: string, types: readonly JobEventType[]): JobEventRow | undefined {
+  const raw = db.$client.query<Record<string, any>, string[]>(
+    `SELECT * FROM job_events WHERE job_id = ? AND type IN (${types.map(() => '?').join(', ')}) ORDER BY seq DESC LIMIT 1`,
+  ).get(jobId, ...types)
+  return raw ? toJobEventRow(raw) : undefined
+}
+
 /** The timeline event as the API shows it. */
 export function jobEventView(e: JobEventRow) {
   return {

@@ -12,6 +12,19 @@ export interface JobLinks {
   key: Buffer
 }
 
+/** The two kinds of job link: the customer's tracking page (`/t/`) and the driver's page (`/d/`). */
+export type LinkKind = 'tracking' | 'driver'
+
+/**
+ * Why a link that was live stopped working, as `retired_links.reason` keeps it: a new tracking
+ * link (`replaced`; also a driver link re-minted for the same unit), or a driver link taken
+ * back by giving the job to another unit (`reassigned`) or to none (`unassigned`).
+ */
+export type RetireReason = 'replaced' | 'reassigned' | 'unassigned'
+
+/** A link token as the pages take it from a URL: 24 base62 characters, exactly what mintLinkToken makes. */
+export const LINK_TOKEN = /^[0-9A-Za-z]{24}$/
+
 /** A fresh link token (24 base62 characters, 142 bits) with its hash and sealed form. */
 export function mintLinkToken(links: JobLinks): { token: string; hash: string; sealed: string } {
   const token = randomBase62(24)

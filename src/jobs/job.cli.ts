@@ -4,13 +4,14 @@ import type { Db } from '../db/client'
 import { findAccountById } from '../accounts/account.queries'
 import { AppError } from '../platform/errors'
 import { systemClock } from '../platform/clock'
-import type { JobLinks } from './job-links'
+import { trackingUrlOf, type JobLinks } from './job-links'
 import { archiveJob, restoreJob } from './archive-job'
 import { createContextFactory } from '../operations/context-factory'
 import type { OperationContext } from '../operations/operation-context'
 import { jobs } from './job.table'
 import { eq } from 'drizzle-orm'
 import { listJobs } from './list-jobs'
+import { replaceTrackingLink } from './replace-tracking-link'
 
 /** A job context for an operator at the console: acts as the system on the job's own account. */
 function operatorContext(db: Db, links: JobLinks, jobId: string): OperationContext {
@@ -19,20 +20,22 @@ function operatorContext(db: Db, links: JobLinks, jobId: string): OperationConte
   return createContextFactory({ db, clock: systemClock, links }).forOperator(row.accountId)
 }
 
-function jobCommand(name: 'archive' | 'restore', summary: string, run: typeof archiveJob): Command {
+/**
+ * A command acting on one job as the operator: `act` runs the operation and prints its outcome
+ * (JSON with --json); an operation's refusal is printed as a usage error (exit 2).
+ */
+function oneJobCommand(name: string, summary: string, more: string, act: (ctx: OperationContext, id: string, links: JobLinks, json: boolean) => void): Command {
   return {
     name: `jobs ${name}`,
     summary,
-    usage: `towline jobs ${name} JOB_ID [--db FILE] [--json]`,
+    usage: `towline jobs ${name} JOB_ID [--db FILE] [--json]${more ? `\n\n${more}` : ''}`,
     options: DB_OPTIONS,
     positionals: 1,
     run: ({ values, positionals }) => withDb(values, (db, _config, links) => {
       const id = positionals[0]
       if (!id) throw new UsageError('which job? give its id (job_...)')
       try {
-        const job = run(operatorContext(db, links, id), id)
-        if (values.json) return printJson({ id: job.id, archived: job.archivedAt !== null })
-        process.stdout.write(`${job.id} is ${job.archivedAt !== null ? 'archived' : 'active'}.\n`)
+        act(operatorContext(db, links, id), id, links, Boolean(values.json))
       } catch (err) {
         if (err instanceof AppError) throw new UsageError(err.message)
         throw err
@@ -40,6 +43,26 @@ function jobCommand(name: 'archive' | 'restore', summary: string, run: typeof ar
     }),
   }
 }
+
+function jobCommand(name: 'archive' | 'restore', summary: string, run: typeof archiveJob): Command {
+  return oneJobCommand(name, summary, '', (ctx, id, _links, json) => {
+    const job = run(ctx, id)
+    if (json) return printJson({ id: job.id, archived: job.archivedAt !== null })
+    process.stdout.write(`${job.id} is ${job.archivedAt !== null ? 'archived' : 'active'}.\n`)
+  })
+}
+
+const newTrackingLink = oneJobCommand('new-tracking-link', 'Give a job a new tracking link; the old one answers 410 (gone) at once',
+  `Mints a new tracking link for the job (a leaked or forwarded link, say) and prints it. The old
+link answers 410 from now on; the change is a job.updated event naming tracking_url, so webhook
+receivers get the new URL. Nobody is texted: send the customer the new link yourself. Links
+start with TOWLINE_PUBLIC_URL, so set it as serve has it.`,
+  (ctx, id, links, json) => {
+    const job = replaceTrackingLink(ctx, id)
+    const url = trackingUrlOf(links, job)
+    if (json) return printJson({ id: job.id, tracking_url: url })
+    process.stdout.write(`${url}\n`)
+  })
 
 const jobsList: Command = {
   name: 'jobs list',
@@ -69,4 +92,5 @@ export const jobCommands: Command[] = [
   jobsList,
   jobCommand('archive', 'Archive a job: it refuses every write until restored', archiveJob),
   jobCommand('restore', 'Restore an archived job', restoreJob),
+  newTrackingLink,
 ]

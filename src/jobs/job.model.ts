@@ -165,7 +165,7 @@ export const Job = named('Job', t.Object({
   payment_method: t.Nullable(t.String()),
   unit: UnitRef,
   position: t.Optional(t.Nullable(Position, { description: 'The unit\'s last position (null without a unit or before its phone reported); single job and webhook payloads only, lists leave it out.' })),
-  tracking_url: t.String({ format: 'uri', description: "Absolute URL of the customer's tracking page." }),
+  tracking_url: t.String({ format: 'uri', description: "Absolute URL of the customer's tracking page: <public url>/t/<24 random characters>. It changes only when a new tracking link is made (job.updated with detail.fields [\"tracking_url\"]); the old one then answers 410." }),
   imported: t.Boolean(),
   archived: t.Boolean(),
   archived_at: NTimestamp,

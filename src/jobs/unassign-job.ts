@@ -9,7 +9,8 @@ import type { JobRow } from './job.view'
 
 /**
  * Takes a job off its unit: back to confirmed, job.unassigned (+ job.status_changed); the texts
- * policy tells the driver, and, like every status change, the customer. No-op when no unit holds it.
+ * policy tells the driver, and, like every status change, the customer; the driver's link is
+ * retired (it answers 410). No-op when no unit holds it.
  */
 export function unassignJob(ctx: OperationContext, id: string): JobRow {
   return inTransaction(ctx.db, (tx) => {
@@ -24,6 +25,7 @@ export function unassignJob(ctx: OperationContext, id: string): JobRow {
       set: { unitId: null, driverTokenHash: null, driverTokenSealed: null },
       events: [{ type: 'job.unassigned', detail: { unit: unit ? { id: unit.id, name: unit.name } : { id: job.unitId } } }],
       ...(moves ? { move: { to: 'confirmed' as const, via: 'unassign' as const } } : {}),
+      ...(job.driverTokenHash ? { retireLinks: { driver: 'unassigned' as const } } : {}),
     }).after
   })
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { publicUrlProblem } from './public-url'
+import { plainHttpBeyondThisMachine, publicUrlProblem } from './public-url'
 
 describe('publicUrlProblem', () => {
   test('names phones cannot reach are unreachable, with the reason', () => {
@@ -26,5 +26,21 @@ describe('publicUrlProblem', () => {
     expect(publicUrlProblem('https://tow.example.com')).toBeNull()
     expect(publicUrlProblem('https://tow.example.com:8443/base')).toBeNull()
     expect(publicUrlProblem('https://[2a00:1450:4001::200e]')).toBeNull()
+  })
+})
+
+describe('plainHttpBeyondThisMachine (serve warns: phones share positions only with https)', () => {
+  test('plain http on any host other than this machine, in any spelling', () => {
+    for (const url of ['http://tow.example.com', 'http://8.8.8.8:8080', 'http://192.168.1.20:8080', 'http://10.0.0.5', 'http://towline.local',
+      'http://towserver:8080', 'http://[fd12:3456::1]', 'http://0.0.0.0:8080', 'http://169.254.1.1']) {
+      expect({ url, warn: plainHttpBeyondThisMachine(url) }).toEqual({ url, warn: true })
+    }
+  })
+
+  test('never for https, nor for loopback and localhost however written', () => {
+    for (const url of ['https://tow.example.com', 'https://192.168.1.20:8443', 'http://localhost:8080', 'http://LOCALHOST.', 'http://app.localhost:8080',
+      'http://127.0.0.1:8080', 'http://127.9.9.9', 'http://2130706433', 'http://0x7f.1', 'http://[::1]:8080', 'http://[::ffff:127.0.0.1]']) {
+      expect({ url, warn: plainHttpBeyondThisMachine(url) }).toEqual({ url, warn: false })
+    }
   })
 })

@@ -42,3 +42,17 @@ export function publicUrlProblem(publicUrl: string): PublicUrlProblem | null {
   }
   return url.protocol === 'http:' ? { kind: 'plain-http' } : null
 }
+
+/**
+ * Tells whether a public URL is plain http on a host other than this machine (loopback and
+ * localhost names are secure contexts to a browser even over http): phones then refuse the
+ * position and the camera to its pages, so `serve` warns. A pure check: nothing is resolved.
+ */
+export function plainHttpBeyondThisMachine(publicUrl: string): boolean {
+  let url: URL
+  try { url = new URL(publicUrl) } catch { return false }
+  if (url.protocol !== 'http:') return false
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '')
+  if (host === 'localhost' || host.endsWith('.localhost')) return false
+  return !(ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback')
+}

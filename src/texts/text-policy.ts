@@ -4,6 +4,7 @@ import type { CommittedJobChange, JobWriter } from '../jobs/commit-job-change'
 import type { JobEventRow, JobEventType } from '../jobs/job-events'
 import { sealedLinkOf, trackingUrlOf } from '../jobs/job-links'
 import type { JobRow } from '../jobs/job.view'
+import type { OperationContext } from '../operations/operation-context'
 import { findUnit } from '../units/unit.queries'
 import { recordConsent } from './consent'
 import { queueText, type TextRequest } from './queue-text'
@@ -15,6 +16,9 @@ type Recipient = { customer: true } | { unitId: string; jobLink: boolean }
 
 const unitIdOf = (v: unknown): string | null => (v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string' ? (v as { id: string }).id : null)
 
+/** The template of the driver's job link (assign, reassign, Resend driver link). */
+const DRIVER_LINK_TEMPLATE: TemplateName = 'driver_job_link'
+
 /**
  * THE texts policy: which texts each job event causes, as data, like the transition table.
  * An event type that is not here texts no one. Imported jobs text no one at all.
@@ -24,9 +28,9 @@ export const TEXT_POLICY: Partial<Record<JobEventType, TextRule>> = {
   // Every status change texts the customer, whatever caused it.
   'job.status_changed': (job) => [{ to: { customer: true }, template: `status_${job.status}` as TemplateName }],
   // The driver gets their job link on assign; on a reassign the previous driver is told.
-  'job.assigned': (_job, e) => [{ to: { unitId: unitIdOf(e.detail.unit)!, jobLink: true }, template: 'driver_job_link' }],
+  'job.assigned': (_job, e) => [{ to: { unitId: unitIdOf(e.detail.unit)!, jobLink: true }, template: DRIVER_LINK_TEMPLATE }],
   'job.reassigned': (_job, e) => [
-    { to: { unitId: unitIdOf(e.detail.unit)!, jobLink: true }, template: 'driver_job_link' },
+    { to: { unitId: unitIdOf(e.detail.unit)!, jobLink: true }, template: DRIVER_LINK_TEMPLATE },
     { to: { unitId: unitIdOf(e.detail.previous_unit)!, jobLink: false }, template: 'driver_job_removed' },
   ],
   'job.unassigned': (_job, e) => [{ to: { unitId: unitIdOf(e.detail.unit)!, jobLink: false }, template: 'driver_job_removed' }],
@@ -40,8 +44,7 @@ function customerSkipReason(job: JobRow): string | null {
 }
 
 /** The values a text template can use for a job; its links keep their tokens sealed, as the outbox stores them. */
-function textValues(change: CommittedJobChange, job: JobRow, withDriverLink: boolean): Record<string, string | undefined> {
-  const { ctx, nowMs } = change
+function textValues(ctx: OperationContext, nowMs: number, job: JobRow, withDriverLink: boolean): Record<string, string | undefined> {
   const minutes = job.etaAt !== null ? Math.round((job.etaAt - nowMs) / 60_000) : null
   return {
     company: ctx.account.name,
@@ -51,6 +54,25 @@ function textValues(change: CommittedJobChange, job: JobRow, withDriverLink: boo
     eta: minutes !== null && minutes > 0 ? `, arriving in about ${minutes} min` : '',
     job_ref: job.externalRef ?? job.id.slice(-6),
   }
+}
+
+/** A text to a unit's driver about a job, or null when the unit is gone. No consent rule applies: the company texts its own drivers (a unit with no number is recorded as skipped). */
+function driverText(tx: Db, ctx: OperationContext, nowMs: number, job: JobRow, eventId: string | null, to: { unitId: string; jobLink: boolean }, template: TemplateName): TextRequest | null {
+  const unit = findUnit(tx, job.accountId, to.unitId)
+  if (!unit) return null
+  return {
+    accountId: job.accountId, jobId: job.id, unitId: unit.id, eventId, recipient: 'driver', toPhone: unit.driverPhone,
+    template, values: textValues(ctx, nowMs, job, to.jobLink), skipReason: null,
+  }
+}
+
+/**
+ * The driver's job-link text as an assignment sends it, again, to the unit holding the job:
+ * the same template and rules, the job's current (live) link, tied to `eventId` (the
+ * assignment that minted the link). Null when no unit holds the job.
+ */
+export function driverJobLinkText(tx: Db, ctx: OperationContext, job: JobRow, eventId: string | null, nowMs: number): TextRequest | null {
+  return job.unitId ? driverText(tx, ctx, nowMs, job, eventId, { unitId: job.unitId, jobLink: true }, DRIVER_LINK_TEMPLATE) : null
 }
 
 /** The text requests one event causes under the policy. */
@@ -63,16 +85,12 @@ function textsFor(tx: Db, change: CommittedJobChange, event: JobEventRow): TextR
     if ('customer' in to) {
       out.push({
         accountId: job.accountId, jobId: job.id, eventId: event.id, recipient: 'customer', toPhone: job.customer.phone,
-        template, values: textValues(change, job, false), skipReason: customerSkipReason(job),
+        template, values: textValues(change.ctx, change.nowMs, job, false), skipReason: customerSkipReason(job),
       })
       continue
     }
-    const unit = findUnit(tx, job.accountId, to.unitId)
-    if (!unit) continue
-    out.push({
-      accountId: job.accountId, jobId: job.id, unitId: unit.id, eventId: event.id, recipient: 'driver', toPhone: unit.driverPhone,
-      template, values: textValues(change, job, to.jobLink), skipReason: null,
-    })
+    const text = driverText(tx, change.ctx, change.nowMs, job, event.id, to, template)
+    if (text) out.push(text)
   }
   return out
 }

@@ -149,5 +149,5 @@ export const JOB_EVENT_DOCS: Record<JobEventType, string> = {
   'job.restored': 'An archived job was restored (towline jobs restore).',
   'job.signature_captured': `The driver captured the customer's signature.${NOT_YET}`,
   'job.reopened': 'A finished job was reopened (detail.reason, reopen_count, previous_reopen_count and what the ended run had: cancel_reason, rating, rating_comment, rated_at).',
-  'job.updated': 'Fields without an event of their own changed (detail.fields names them).',
+  'job.updated': 'Fields without an event of their own changed (detail.fields names them; ["tracking_url"] when a new tracking link replaced the old one, which then answers 410).',
 }

@@ -2,24 +2,18 @@
  * Operating the binary: mistakes an operator can make fail loudly and change nothing, files
  * are created for their owner only, and what the commands print is what exists.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
-import { cli, freshFolder, startServer as start, type RunningServer } from '../binary'
+import { cli, freshFolder, startServerPerTest } from '../binary'
 
 let folder: ReturnType<typeof freshFolder>
 beforeAll(() => { folder = freshFolder() })
 afterAll(() => folder?.cleanup())
 
 // A failed expectation must not leave a server running: every one started is stopped after its test.
-const running: RunningServer[] = []
-afterEach(async () => { for (const s of running.splice(0)) if (s.proc.exitCode === null) await s.stop('SIGKILL') })
-async function startServer(...args: Parameters<typeof start>) {
-  const s = await start(...args)
-  running.push(s)
-  return s
-}
+const startServer = startServerPerTest()
 
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8)
 /** Every file in the folder except the binary itself. */

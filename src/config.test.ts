@@ -1,0 +1,50 @@
+/** Settings read once from flags and the environment: the ones links and HTTPS add. */
+import { describe, expect, test } from 'bun:test'
+import { ConfigError, readConfig } from './config'
+
+const refusal = (fn: () => unknown): string => {
+  try { fn() } catch (err) { if (err instanceof ConfigError) return err.message; throw err }
+  throw new Error('expected a ConfigError')
+}
+
+describe('TOWLINE_TRACKING_LINK_DAYS', () => {
+  test('defaults to 7 days, takes a whole number of days, refuses anything else naming the setting', () => {
+    expect(readConfig({}).trackingLinkMs).toBe(7 * 86_400_000)
+    expect(readConfig({ TOWLINE_TRACKING_LINK_DAYS: '30' }).trackingLinkMs).toBe(30 * 86_400_000)
+    for (const bad of ['0', '-1', '1.5', 'week']) expect(refusal(() => readConfig({ TOWLINE_TRACKING_LINK_DAYS: bad }))).toStartWith('TOWLINE_TRACKING_LINK_DAYS')
+  })
+})
+
+describe('TLS settings', () => {
+  test('none by default: plain http, and the default public URL is http://localhost:<port>', () => {
+    const c = readConfig({ TOWLINE_PORT: '9000' })
+    expect(c.tls).toBeNull()
+    expect(c.publicUrl).toBe('http://localhost:9000')
+    expect(c.publicUrlIsDefault).toBe(true)
+  })
+
+  test('a certificate and a key, from flags or the environment (flags win); the default public URL becomes https', () => {
+    const fromEnv = readConfig({ TOWLINE_PORT: '8443', TOWLINE_TLS_CERT: '/etc/towline/cert.pem', TOWLINE_TLS_KEY: '/etc/towline/key.pem' })
+    expect(fromEnv.tls).toEqual({ certFile: '/etc/towline/cert.pem', keyFile: '/etc/towline/key.pem' })
+    expect(fromEnv.publicUrl).toBe('https://localhost:8443')
+    const fromFlags = readConfig({ TOWLINE_TLS_CERT: '/env/cert.pem', TOWLINE_TLS_KEY: '/env/key.pem' }, { 'tls-cert': 'c.pem', 'tls-key': 'k.pem', port: '443' })
+    expect(fromFlags.tls).toEqual({ certFile: 'c.pem', keyFile: 'k.pem' })
+    expect(fromFlags.publicUrl).toBe('https://localhost:443')
+  })
+
+  test('an explicit public URL is kept as given, https or not (a TLS proxy in front)', () => {
+    const proxied = readConfig({ TOWLINE_PUBLIC_URL: 'https://tow.example.com' })
+    expect(proxied).toMatchObject({ tls: null, publicUrl: 'https://tow.example.com', publicUrlIsDefault: false })
+    const own = readConfig({ TOWLINE_PUBLIC_URL: 'https://tow.example.com/', TOWLINE_TLS_CERT: 'c', TOWLINE_TLS_KEY: 'k' })
+    expect(own).toMatchObject({ publicUrl: 'https://tow.example.com', publicUrlIsDefault: false })
+  })
+
+  test('one without the other is a one-line error naming both', () => {
+    for (const [env, flags] of [[{ TOWLINE_TLS_CERT: 'c.pem' }, {}], [{}, { 'tls-key': 'k.pem' }], [{ TOWLINE_TLS_CERT: 'c.pem', TOWLINE_TLS_KEY: '' }, {}]] as const) {
+      const message = refusal(() => readConfig(env, flags))
+      expect(message).toContain('TOWLINE_TLS_CERT')
+      expect(message).toContain('TOWLINE_TLS_KEY')
+      expect(message).not.toContain('\n')
+    }
+  })
+})
