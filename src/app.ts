@@ -119,5 +119,5 @@ function skipElysiaValidation(routes: { hooks?: Record<string, any> }[]): void {
 /** Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. */
 export function createHandler(deps: AppDeps) {
   const app = createApp(deps)
-  return { app, fetch: createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl }) }
+  return { app, fetch: createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl }) }
 }
