@@ -22,6 +22,7 @@ import type { SendSettings } from './webhooks/send-attempt'
 import type { JobLinks } from './jobs/job-links'
 import type { JobEventBus } from './jobs/job-event-bus'
 import { createContextFactory, type ContextFactory } from './operations/context-factory'
+import { assetRoutes, loadPageAssets } from './pages/assets'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
 export interface AppDeps {
@@ -85,6 +86,7 @@ export function createApp(appDeps: AppDeps) {
     }))
     .use(healthRoutes({ databaseAnswers: databasePinger(deps.db), isDraining: deps.isDraining }))
     .use(docsRoutes(() => buildApiDocument(app, deps.config.publicUrl)))
+    .use(assetRoutes())
     .use(accountRoutes(auth, deps))
     .use(jobRoutes(auth, deps))
     .use(unitRoutes(auth, deps))
@@ -116,8 +118,17 @@ function skipElysiaValidation(routes: { hooks?: Record<string, any> }[]): void {
   }
 }
 
-/** Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. */
+/**
+ * Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. Requests
+ * wait until the pages' assets are loaded (pages/assets.ts: tens of milliseconds from source, at
+ * once in the binary), so every page can name its scripts' hashed URLs.
+ */
 export function createHandler(deps: AppDeps) {
   const app = createApp(deps)
-  return { app, fetch: createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl }) }
+  const fetch = createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl })
+  const assets = loadPageAssets()
+  let ready = false
+  assets.then(() => { ready = true }, () => {})
+  const handle: typeof fetch = (request, server) => (ready ? fetch(request, server) : assets.then(() => fetch(request, server)))
+  return { app, fetch: handle, assets }
 }
