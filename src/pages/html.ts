@@ -41,13 +41,23 @@ function render(value: unknown): string {
 // value would start a new attribute). `a = ${x}` in text does not match.
 const UNQUOTED_ATTRIBUTE = /\s[a-zA-Z_:][-a-zA-Z0-9_:.]*=$/
 
+// A template's strings are the same array at every call from one place: checked once each.
+const checked = new WeakSet<TemplateStringsArray>()
+
+/** Throws when a template puts a value where an unquoted attribute value goes. */
+function checkTemplate(strings: TemplateStringsArray): void {
+  if (checked.has(strings)) return
+  for (let i = 0; i < strings.length - 1; i++) {
+    if (UNQUOTED_ATTRIBUTE.test(strings[i]!)) throw new Error(`html: quote the attribute value after "${strings[i]!.slice(-40)}"`)
+  }
+  checked.add(strings)
+}
+
 /** Builds markup from a template, escaping every interpolated value (see the top of this file). */
 export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Html {
+  checkTemplate(strings)
   let out = strings[0]!
-  for (let i = 0; i < values.length; i++) {
-    if (UNQUOTED_ATTRIBUTE.test(out)) throw new Error(`html: quote the attribute value after "${out.slice(-40)}"`)
-    out += render(values[i]) + strings[i + 1]!
-  }
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1]!
   return new Html(out)
 }
 
