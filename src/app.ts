@@ -119,16 +119,17 @@ function skipElysiaValidation(routes: { hooks?: Record<string, any> }[]): void {
 }
 
 /**
- * Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. Requests
- * wait until the pages' assets are loaded (pages/assets.ts: tens of milliseconds from source, at
- * once in the binary), so every page can name its scripts' hashed URLs.
+ * Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. `fetch`
+ * holds requests until the pages' assets are loaded (pages/assets.ts: tens of milliseconds from
+ * source, at once in the binary), so every page can name its scripts' hashed URLs; once `assets`
+ * has resolved, `ready` answers the same without that check (serve switches to it).
  */
 export function createHandler(deps: AppDeps) {
   const app = createApp(deps)
-  const fetch = createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl })
+  const ready = createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl })
   const assets = loadPageAssets()
-  let ready = false
-  assets.then(() => { ready = true }, () => {})
-  const handle: typeof fetch = (request, server) => (ready ? fetch(request, server) : assets.then(() => fetch(request, server)))
-  return { app, fetch: handle, assets }
+  let loaded = false
+  assets.then(() => { loaded = true }, () => {})
+  const fetch: typeof ready = (request, server) => (loaded ? ready(request, server) : assets.then(() => ready(request, server)))
+  return { app, fetch, ready, assets }
 }

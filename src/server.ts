@@ -52,10 +52,11 @@ export async function serve(config: Config, clock: Clock = systemClock, extra: {
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
   const bus = new JobEventBus(db, logger)
-  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => draining, webhookSend, pages: extra.pages })
+  const { fetch, ready } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => draining, webhookSend, pages: extra.pages })
   handle = fetch
   try {
     await assets
+    handle = ready
   } catch (err) {
     // Only from source: web/ does not build. Serving pages without their scripts would be worse than not starting.
     await server.stop(true)
