@@ -25,9 +25,10 @@ import { frame } from './bench/frame'
 import { jobs } from './bench/jobs'
 import { webhooks } from './bench/webhooks'
 import { texts } from './bench/texts'
+import { pages } from './bench/pages'
 
 /** Every section, in the order they run. */
-const SECTIONS: Section[] = [frame, jobs, webhooks, texts]
+const SECTIONS: Section[] = [frame, jobs, webhooks, texts, pages]
 
 const ROOT = resolve(import.meta.dir, '..')
 const BINARY = join(ROOT, 'dist', 'towline')
@@ -53,9 +54,9 @@ function chooseSections(argv: string[]): Section[] {
 async function ensureBinary(children: Children): Promise<string | null> {
   if (existsSync(BINARY)) {
     const built = statSync(BINARY).mtimeMs
-    const newer = ['src', 'migrations'].flatMap((dir) => newerFiles(join(ROOT, dir), built))
+    const newer = ['src', 'migrations', 'web'].flatMap((dir) => newerFiles(join(ROOT, dir), built))
     if (!newer.length) return null
-    return `dist/towline is older than ${newer.length} file(s) in src/ or migrations/ (e.g. ${newer[0]}); this run measured the old binary (bun run build to refresh)`
+    return `dist/towline is older than ${newer.length} file(s) in src/, migrations/ or web/ (e.g. ${newer[0]}); this run measured the old binary (bun run build to refresh)`
   }
   process.stderr.write('bench: dist/towline is missing, building it\n')
   const out = await runCommand(children, [process.execPath, 'scripts/build.ts'], { cwd: ROOT })

@@ -27,6 +27,7 @@ import { createSessionGuard, sessionPlugin, type PageRole } from './users/sessio
 import { signInRoutes } from './users/sign-in.routes'
 import { boardRoutes } from './dashboard/board.routes'
 import { newJobRoutes } from './dashboard/new-job.routes'
+import { assetRoutes, loadPageAssets } from './pages/assets'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
 export interface AppDeps {
@@ -93,6 +94,7 @@ export function createApp(appDeps: AppDeps) {
     }))
     .use(healthRoutes({ databaseAnswers: databasePinger(deps.db), isDraining: deps.isDraining }))
     .use(docsRoutes(() => buildApiDocument(app, deps.config.publicUrl)))
+    .use(assetRoutes())
     .use(accountRoutes(auth, deps))
     .use(jobRoutes(auth, deps))
     .use(unitRoutes(auth, deps))
@@ -128,8 +130,18 @@ function skipElysiaValidation(routes: { hooks?: Record<string, any> }[]): void {
   }
 }
 
-/** Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. */
+/**
+ * Builds the app and wraps it as the fetch handler Bun.serve (and in-process tests) call. `fetch`
+ * holds requests until the pages' assets are loaded (pages/assets.ts: tens of milliseconds from
+ * source, at once in the binary), so every page can name its scripts' hashed URLs; once `assets`
+ * has resolved, `ready` answers the same without that check (serve switches to it).
+ */
 export function createHandler(deps: AppDeps) {
   const app = createApp(deps)
-  return { app, fetch: createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl }) }
+  const ready = createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl })
+  const assets = loadPageAssets()
+  let loaded = false
+  assets.then(() => { loaded = true }, () => {})
+  const fetch: typeof ready = (request, server) => (loaded ? ready(request, server) : assets.then(() => ready(request, server)))
+  return { app, fetch, ready, assets }
 }

@@ -1,4 +1,5 @@
 /** Settings, read once from flags and the environment (flags win). Nothing else reads process.env. */
+import { DEFAULT_MAP_TILE_URL } from './platform/security-headers'
 
 export interface Config {
   dbPath: string
@@ -27,6 +28,8 @@ export interface Config {
   /** How long webhook delivery history is kept beyond each endpoint's last 100 attempts. */
   webhookHistoryMs: number
   logLevel: string
+  /** The pages' map tiles (`{z}/{x}/{y}` template); null: no tiles, a grey map with its markers. */
+  tileUrl: string | null
   /** Body size limit of the API, in bytes. */
   maxBodyBytes: number
 }
@@ -63,6 +66,27 @@ function int(name: string, raw: string | undefined, fallback: number, min = 1): 
 function flag(flags: Flags, name: string): string | undefined {
   const v = flags[name]
   return typeof v === 'string' ? v : undefined
+}
+
+/**
+ * Checks a map tile URL template: http or https, with {z}, {x} and {y}, and `{s}` (Leaflet's
+ * subdomains) only as the first label of the host, the one place a Content-Security-Policy
+ * source may hold a wildcard. Empty means no tiles (null).
+ */
+function tileUrlOf(raw: string | undefined): string | null {
+  if (raw === undefined) return DEFAULT_MAP_TILE_URL
+  if (raw.trim() === '') return null
+  const name = 'TOWLINE_TILE_URL'
+  let url: URL
+  try {
+    url = new URL(raw.replace(/\{[a-z]+\}/g, (p) => (p === '{s}' ? 'subdomain' : '0')))
+  } catch {
+    throw new ConfigError(`${name}: "${raw}" is not an absolute http or https URL`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name}: "${raw}" is not an absolute http or https URL`)
+  if (!['{z}', '{x}', '{y}'].every((p) => raw.includes(p))) throw new ConfigError(`${name}: "${raw}" must hold {z}, {x} and {y} (e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png)`)
+  if (raw.includes('{s}') && !/^https?:\/\/\{s\}\.[^/{}]+(\/|$)/.test(raw)) throw new ConfigError(`${name}: "${raw}" may use {s} only as the first part of the host name ({s}.tiles.example.net)`)
+  return raw
 }
 
 /** Reads the whole configuration once. */
@@ -113,6 +137,7 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
     webhookHistoryMs: int('TOWLINE_WEBHOOK_HISTORY_DAYS', env.TOWLINE_WEBHOOK_HISTORY_DAYS, 30) * 86_400_000,
     smsReplyWindowMs: int('TOWLINE_SMS_REPLY_WINDOW_HOURS', env.TOWLINE_SMS_REPLY_WINDOW_HOURS, 72, 0) * 3_600_000,
     logLevel: env.LOG_LEVEL ?? 'info',
+    tileUrl: tileUrlOf(env.TOWLINE_TILE_URL),
     maxBodyBytes: 256 * 1024,
   }
 }

@@ -5,7 +5,7 @@ import { migrateDatabase } from './db/migrate'
 import { openLinkKey } from './db/link-key'
 import { ensureDefaultAccount } from './accounts/create-account'
 import { listKeys } from './accounts/account.queries'
-import { createHandler } from './app'
+import { createHandler, type AppDeps } from './app'
 import { systemClock, type Clock } from './platform/clock'
 import { createLogger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
@@ -16,6 +16,7 @@ import { JobEventBus } from './jobs/job-event-bus'
 import { MAX_REQUEST_BODY_BYTES } from './platform/route-props'
 import { plainHttpBeyondThisMachine } from './platform/public-url'
 import { readTlsFiles } from './platform/tls'
+import { loadPageAssets } from './pages/assets'
 
 // Moved to the CLI kit (demo and the missing-database message print it too); kept exported here.
 export { selfCommand } from './cli/cli'
@@ -26,9 +27,9 @@ export class PortInUseError extends Error {}
 /**
  * Runs `towline serve`: migrates, creates the default account on an empty database, listens,
  * and shuts down gracefully on SIGTERM/SIGINT (drain requests, stop background work,
- * checkpoint the WAL, exit 0).
+ * checkpoint the WAL, exit 0). `extra.pages` mounts more route plugins (a test's fixture pages).
  */
-export async function serve(given: Config, clock: Clock = systemClock): Promise<void> {
+export async function serve(given: Config, clock: Clock = systemClock, extra: { pages?: AppDeps['pages'] } = {}): Promise<void> {
   const logger = createLogger(given.logLevel)
   // A certificate that cannot be used stops serve before it binds the port or opens the database.
   const tls = given.tls ? readTlsFiles(given.tls.certFile, given.tls.keyFile) : null
@@ -40,6 +41,10 @@ export async function serve(given: Config, clock: Clock = systemClock): Promise<
   const scheme = tls ? 'https' : 'http'
   // The default public URL names the port bound, which --port 0 leaves to the system.
   const config = given.publicUrlIsDefault ? { ...given, publicUrl: `${scheme}://localhost:${server.port}` } : given
+  // Run from source, the pages' browser code is built now, on another thread, while the
+  // database opens (pages/assets.ts); requests wait for it (createHandler).
+  const assets = loadPageAssets()
+  assets.catch(() => {})
   const loosened = restrictToOwner(config.dbPath)
   if (loosened.length) logger.warn({ files: loosened }, 'database files were readable by other users; made them owner-only (0600)')
   const db = openDatabase(config.dbPath)
@@ -55,8 +60,17 @@ export async function serve(given: Config, clock: Clock = systemClock): Promise<
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
   const bus = new JobEventBus(db, logger)
-  const { fetch } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => draining, webhookSend })
+  const { fetch, ready } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => draining, webhookSend, pages: extra.pages })
   handle = fetch
+  try {
+    await assets
+    handle = ready
+  } catch (err) {
+    // Only from source: web/ does not build. Serving pages without their scripts would be worse than not starting.
+    await server.stop(true)
+    closeDatabase(db)
+    throw err
+  }
   const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links, bus })
   const where = `${scheme}://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   logger.info({ url: where, host: config.host, port: server.port, tls: tls !== null, public_url: config.publicUrl, db: config.dbPath, version: VERSION }, 'listening')

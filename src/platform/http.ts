@@ -273,9 +273,9 @@ export interface PeerSource { requestIP(request: Request): { address: string } |
  */
 export function createFetchHandler(
   app: { handle: (req: Request) => Promise<Response> | Response },
-  deps: { logger: Logger; isDraining?: () => boolean; publicUrl?: string },
+  deps: { logger: Logger; isDraining?: () => boolean; publicUrl?: string; tileUrl?: string | null },
 ) {
-  const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl })
+  const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl, tileUrl: deps.tileUrl })
   const accessLog = createAccessLog(deps.logger)
   return async function fetch(original: Request, server?: PeerSource): Promise<Response> {
     const started = performance.now()

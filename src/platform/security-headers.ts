@@ -15,10 +15,10 @@
  * Content-Security-Policy header; it is kept as sent.
  */
 
-/** Where map tiles come from until a setting names another tile server (pages.md: "configurable tile URL"). */
+/** Where map tiles come from unless TOWLINE_TILE_URL names another tile server (src/config.ts). */
 export const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'
 
-/** The CSP source for a tile URL template: its origin, `{s}` subdomains as a wildcard. */
+/** The CSP source for a tile URL template (checked by config.ts): its origin, a `{s}` subdomain as a wildcard. */
 function tileSourceOf(tileUrl: string): string {
   const url = new URL(tileUrl.replace('{s}', 'tile-subdomain').replace(/\{[a-z]+\}/g, '0'))
   return url.origin.replace('tile-subdomain', '*')
@@ -68,8 +68,11 @@ export function dataResponseHeaders(opts: { publicUrl?: string } = {}): Record<s
   }
 }
 
-/** Returns a function that adds the security headers to a response's headers, by its Content-Type. */
-export function securityHeaders(opts: { publicUrl?: string; tileUrl?: string } = {}) {
+/**
+ * Returns a function that adds the security headers to a response's headers, by its Content-Type.
+ * `tileUrl` is the pages' map tile template (TOWLINE_TILE_URL; null: no tiles; absent: the default).
+ */
+export function securityHeaders(opts: { publicUrl?: string; tileUrl?: string | null } = {}) {
   const https = opts.publicUrl !== undefined && new URL(opts.publicUrl).protocol === 'https:'
   const page = pagePolicy({ tileUrl: opts.tileUrl })
   return function addSecurityHeaders(headers: Headers): void {

@@ -48,10 +48,10 @@ test('the package is publishable: licensed, not private, and npm corrects nothin
   expect(out).not.toContain('invalid and removed')
 })
 
-test('the tarball holds what running needs (bin, src, migrations, docs, README, LICENSE) and no tests', () => {
+test('the tarball holds what running needs (bin, src, migrations, the pages\' browser code, docs, README, LICENSE) and no tests', () => {
   const paths = packed.files.map((f) => f.path)
   expect(paths).toEqual(expect.arrayContaining(['bin/towline.ts', 'src/main.ts', 'src/db/migrations.gen.ts', 'migrations/meta/_journal.json',
-    'docs/errors.md', 'README.md', 'LICENSE', 'package.json']))
+    'web/dashboard.ts', 'web/map.ts', 'web/styles.css', 'web/shared/live.ts', 'docs/errors.md', 'README.md', 'LICENSE', 'package.json']))
   expect(paths.filter((p) => p.endsWith('.test.ts') || p.startsWith('test/') || p.startsWith('dist/') || p.startsWith('scripts/'))).toEqual([])
 })
 
@@ -67,6 +67,35 @@ test('bunx runs the packed tarball from an empty folder and creates nothing ther
     expect(help).toContain('keys create')
     expect(readdirSync(empty)).toEqual([])
   } finally {
+    rmSync(empty, { recursive: true, force: true })
+  }
+}, 150_000)
+
+test('bunx serves from the packed tarball: the pages\' browser code builds from the package at start, before it listens', async () => {
+  const empty = mkdtempSync(join(tmpdir(), 'towline-bunx-serve-'))
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port
+  probe.stop(true)
+  // Its own process group: bunx runs the package's bin as a child, and both must stop.
+  const proc = Bun.spawn(['bunx', `towline@file:${tarball}`, 'serve', '--port', String(port), '--host', '127.0.0.1', '--db', join(empty, 'towline.db')], {
+    cwd: empty, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', detached: true, env: { ...process.env, LOG_LEVEL: 'warn' },
+  })
+  try {
+    let err = ''
+    const reader = (async () => { for await (const chunk of proc.stderr) err += new TextDecoder().decode(chunk) })()
+    const deadline = Date.now() + 120_000
+    while (!err.includes('listening on')) {
+      // serve exits 1 with the bundler's messages when web/ cannot be built (missing from the package, say).
+      if (proc.exitCode !== null) throw new Error(`bunx towline serve exited ${proc.exitCode}: ${err}`)
+      if (Date.now() > deadline) throw new Error(`bunx towline serve did not start: ${err}`)
+      await Bun.sleep(20)
+    }
+    // serve listens only once web/ is built (from the package's files and its own leaflet), and then answers.
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
+    void reader
+  } finally {
+    process.kill(-proc.pid, 'SIGTERM')
+    await proc.exited
     rmSync(empty, { recursive: true, force: true })
   }
 }, 150_000)

@@ -1,0 +1,34 @@
+/**
+ * Entry of the dashboard pages (board, jobs, developers, settings). For now it holds what every
+ * page shares; a page's own behaviour comes as its own entry or module.
+ *
+ * - Every form is enhanced (one submission at a time, shared/forms.ts).
+ * - An element `[data-live="/path/stream"]` opens the page's live stream (shared/live.ts): each
+ *   event is dispatched on `document` as a `towline:live` CustomEvent (`detail: { type, data, id }`),
+ *   each `hello` as `towline:hello` (re-read the page's state then); `data-live-events` lists the
+ *   named event types to listen for (space-separated; unnamed events always arrive as type
+ *   `message`). `[data-live-status]` elements show whether the page is live.
+ */
+import { enhanceForm } from './shared/forms'
+import { openLive, type LiveState } from './shared/live'
+
+for (const form of document.querySelectorAll<HTMLFormElement>('form')) enhanceForm(form)
+
+const STATUS_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', open: 'Live', closed: 'Not live' }
+
+const liveEl = document.querySelector<HTMLElement>('[data-live]')
+if (liveEl?.dataset.live) {
+  const relay = (type: string) => (data: unknown, id: string) => document.dispatchEvent(new CustomEvent('towline:live', { detail: { type, data, id } }))
+  const types = (liveEl.dataset.liveEvents ?? '').split(/\s+/).filter(Boolean)
+  openLive(liveEl.dataset.live, {
+    on: Object.fromEntries(types.map((t) => [t, relay(t)])),
+    onMessage: relay('message'),
+    onHello: (data) => document.dispatchEvent(new CustomEvent('towline:hello', { detail: data })),
+    onState: (state) => {
+      for (const el of document.querySelectorAll<HTMLElement>('[data-live-status]')) {
+        el.textContent = STATUS_TEXT[state]
+        el.dataset.state = state
+      }
+    },
+  })
+}

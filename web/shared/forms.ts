@@ -1,0 +1,120 @@
+/**
+ * Enhancing the server's forms without replacing them: every form works with no script (it
+ * posts, and the server answers with the next page or the same form with its messages); a
+ * script adds only what it can do better.
+ *
+ * - `enhanceForm(form)`: one submission at a time (a second click while the first is on its way
+ *   does nothing; the form carries `aria-busy="true"` meanwhile).
+ * - `enhanceForm(form, { submit })`: the form is sent by `submit` (fetchJson, say) and the page
+ *   stays; a refusal (ApiError) is shown the way the server shows it, each message beside its
+ *   field and the summary in the form's `role="alert"` element; what was typed stays.
+ *
+ * The markup is src/pages/form.ts's: a control `#f-<name>` has its message in `#f-<name>-error`,
+ * and the form's summary is its `[data-form-alert]` element.
+ */
+import { ApiError } from './fetch-json'
+
+type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement
+
+/** The first control of the form named `name` (a radio group gives its first button). */
+function controlNamed(form: HTMLFormElement, name: string): Control | null {
+  const found = form.elements.namedItem(name) ?? form.elements.namedItem(`${name}[]`)
+  const first = found instanceof RadioNodeList ? found[0] : found
+  return first instanceof HTMLInputElement || first instanceof HTMLSelectElement || first instanceof HTMLTextAreaElement ? first : null
+}
+
+/** The form's summary element, made (first in the form) when the server rendered none. */
+function alertOf(form: HTMLFormElement): HTMLElement {
+  let alert = form.querySelector<HTMLElement>('[data-form-alert]')
+  if (!alert) {
+    alert = document.createElement('div')
+    alert.setAttribute('role', 'alert')
+    alert.className = 'form-alert'
+    alert.dataset.formAlert = ''
+    form.prepend(alert)
+  }
+  return alert
+}
+
+/** Adds or removes an id in a control's aria-describedby. */
+function describedBy(control: Control, id: string, on: boolean): void {
+  const ids = new Set((control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter(Boolean))
+  if (on) ids.add(id)
+  else ids.delete(id)
+  if (ids.size) control.setAttribute('aria-describedby', [...ids].join(' '))
+  else control.removeAttribute('aria-describedby')
+}
+
+/** Removes every message a refusal put on the form. */
+export function clearRefusal(form: HTMLFormElement): void {
+  alertOf(form).textContent = ''
+  for (const control of form.querySelectorAll<Control>('[aria-invalid="true"]')) {
+    control.removeAttribute('aria-invalid')
+    const error = control.id ? document.getElementById(`${control.id}-error`) : null
+    if (error) {
+      error.textContent = ''
+      describedBy(control, error.id, false)
+    }
+  }
+}
+
+/** Shows a refusal on the form: each named field's message beside it, the rest and the summary in the alert; focuses the first field named. */
+export function showRefusal(form: HTMLFormElement, err: ApiError): void {
+  clearRefusal(form)
+  const unplaced: string[] = []
+  let first: Control | null = null
+  for (const problem of err.fields) {
+    const control = controlNamed(form, problem.path)
+    if (!control) {
+      unplaced.push(`${problem.path}: ${problem.message}`)
+      continue
+    }
+    first ??= control
+    control.setAttribute('aria-invalid', 'true')
+    if (!control.id) control.id = `f-${problem.path.replace(/[^A-Za-z0-9_-]/g, '-')}`
+    let error = document.getElementById(`${control.id}-error`)
+    if (!error) {
+      error = document.createElement('p')
+      error.id = `${control.id}-error`
+      error.className = 'field-error'
+      ;(control.closest('.field') ?? control).append(error)
+    }
+    error.textContent = problem.message
+    describedBy(control, error.id, true)
+  }
+  const summary = err.fields.length && !unplaced.length ? 'Some fields need attention; each says why beside it.' : err.message
+  alertOf(form).textContent = [summary, ...unplaced].join(' ')
+  first?.focus()
+}
+
+/** What `enhanceForm` may do instead of the browser's own submission. */
+export interface EnhanceOptions {
+  /** Sends the form's data; its ApiError is shown on the form. Without it the browser submits as usual. */
+  submit?: (data: FormData, form: HTMLFormElement) => Promise<void>
+}
+
+/** Enhances a server-rendered form (see the top of this file); safe to call once per form. */
+export function enhanceForm(form: HTMLFormElement, opts: EnhanceOptions = {}): void {
+  if (form.dataset.enhanced !== undefined) return
+  form.dataset.enhanced = ''
+  const busy = (on: boolean) => {
+    if (on) form.setAttribute('aria-busy', 'true')
+    else form.removeAttribute('aria-busy')
+  }
+  form.addEventListener('submit', (event) => {
+    if (form.getAttribute('aria-busy') === 'true') {
+      event.preventDefault()
+      return
+    }
+    busy(true)
+    if (!opts.submit) return
+    event.preventDefault()
+    const data = new FormData(form, event.submitter)
+    opts.submit(data, form).then(
+      () => clearRefusal(form),
+      (err) => showRefusal(form, err instanceof ApiError ? err : new ApiError(0, 'script_error', 'Something went wrong on this page; reload it and try again.')),
+    ).finally(() => busy(false))
+  })
+  // Back to a page kept in the browser's cache: the submission it was busy with is long over.
+  window.addEventListener('pageshow', (event) => { if (event.persisted) busy(false) })
+}

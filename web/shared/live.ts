@@ -1,0 +1,129 @@
+/**
+ * A page's live stream (Server-Sent Events) that misses nothing:
+ *
+ * - The server sends `hello` first on every connection (with `retry:`), then events whose `id`
+ *   is one global position growing in commit order.
+ * - After a dropped connection the browser reconnects by itself and sends the last id it saw
+ *   as `Last-Event-ID`; the server replays what came after it.
+ * - When the browser gives up (the server answered an error, or the page was put away) this
+ *   wrapper opens a new stream itself, after a pause that grows to 30 s, passing the last id as
+ *   the query parameter `last_event_id` (a new EventSource cannot set the header). Servers read
+ *   either, the header first.
+ * - `onHello` runs on every `hello`: re-read the page's state there, because whatever changed
+ *   between rendering the page (or losing the stream) and this connection may not be replayed.
+ * - One stream per tab: it is closed when the page is hidden for good (`pagehide`) and opened
+ *   again if the page comes back from the browser's cache.
+ */
+
+/** The state of the stream, for an indicator: `connecting` (first time or again), `open`, `closed` (closed by the page). */
+export type LiveState = 'connecting' | 'open' | 'closed'
+
+/** What a page listens for. */
+export interface LiveOptions {
+  /** Handlers of named events (`event: job.updated`), with their parsed JSON data and id. */
+  on?: Record<string, (data: unknown, id: string) => void>
+  /** Handler of unnamed events (`message`). */
+  onMessage?: (data: unknown, id: string) => void
+  /** Runs on every `hello`: re-read the page's state here. */
+  onHello?: (data: unknown) => void
+  onState?: (state: LiveState) => void
+}
+
+/** A running stream. */
+export interface Live {
+  /** The id of the last event received, or null. */
+  lastEventId(): string | null
+  /** Closes the stream for good. */
+  close(): void
+}
+
+const FIRST_PAUSE_MS = 500
+const LONGEST_PAUSE_MS = 30_000
+
+/** Parses an event's data as JSON, or gives the text when it is not JSON. */
+function parse(data: string): unknown {
+  try {
+    return JSON.parse(data)
+  } catch {
+    return data
+  }
+}
+
+/** Opens the live stream at `url` (same origin) and keeps it open (see the top of this file). */
+export function openLive(url: string, opts: LiveOptions): Live {
+  let source: EventSource | null = null
+  let lastId: string | null = null
+  let pause = FIRST_PAUSE_MS
+  let retryTimer: ReturnType<typeof setTimeout> | undefined
+  let closed = false
+
+  const state = (s: LiveState) => opts.onState?.(s)
+  const remember = (event: MessageEvent) => {
+    if (event.lastEventId) lastId = event.lastEventId
+  }
+
+  const connect = () => {
+    clearTimeout(retryTimer)
+    let target = url
+    if (lastId !== null) {
+      const u = new URL(url, location.href)
+      u.searchParams.set('last_event_id', lastId)
+      target = u.pathname + u.search
+    }
+    const es = new EventSource(target, { withCredentials: false })
+    source = es
+    state('connecting')
+    es.addEventListener('hello', (event) => {
+      pause = FIRST_PAUSE_MS
+      state('open')
+      opts.onHello?.(parse((event as MessageEvent).data))
+    })
+    for (const [type, handle] of Object.entries(opts.on ?? {})) {
+      es.addEventListener(type, (event) => {
+        const e = event as MessageEvent
+        remember(e)
+        handle(parse(e.data), e.lastEventId)
+      })
+    }
+    es.addEventListener('message', (event) => {
+      remember(event)
+      opts.onMessage?.(parse(event.data), event.lastEventId)
+    })
+    es.addEventListener('error', () => {
+      if (es.readyState === EventSource.CONNECTING) {
+        state('connecting')
+        return
+      }
+      // The browser gave up on this one (an error status, a wrong type): open another later.
+      es.close()
+      if (closed || source !== es) return
+      state('connecting')
+      retryTimer = setTimeout(connect, pause)
+      pause = Math.min(pause * 2, LONGEST_PAUSE_MS)
+    })
+  }
+
+  const stop = () => {
+    clearTimeout(retryTimer)
+    source?.close()
+    source = null
+  }
+  const onPageHide = () => stop()
+  const onPageShow = (event: PageTransitionEvent) => {
+    if (event.persisted && !closed) connect()
+  }
+  window.addEventListener('pagehide', onPageHide)
+  window.addEventListener('pageshow', onPageShow)
+  connect()
+
+  return {
+    lastEventId: () => lastId,
+    close() {
+      closed = true
+      stop()
+      window.removeEventListener('pagehide', onPageHide)
+      window.removeEventListener('pageshow', onPageShow)
+      state('closed')
+    },
+  }
+}
