@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
-import { DEFAULT_MAP_TILE_URL } from '../platform/security-headers'
+import { mapView } from '../pages/map'
 import { listBoardJobs } from '../jobs/list-board-jobs'
 import { listUnitsPage } from '../units/list-units'
 import type { SessionPlugin } from '../users/session.plugin'
@@ -28,6 +28,7 @@ export function boardRoutes(session: SessionPlugin, deps: RouteDeps) {
       const position = hub.position
       const jobs = listBoardJobs(ctx)
       const now = deps.clock.now()
+      const roster = units(ctx)
       const body = `<div class="board-toolbar">
 <h1>Dispatch board</h1>
 <a class="button" href="/jobs/new">New job</a>
@@ -40,12 +41,11 @@ ${boardColumns(jobs, now)}
 </div>
 <aside class="board-map" aria-labelledby="map-heading">
 <h2 id="map-heading">Units</h2>
-<div id="map" class="map" data-tile-url="${escape(DEFAULT_MAP_TILE_URL)}"></div>
-<ul class="unit-list" id="unit-list">${units(ctx).map((u) => `<li data-unit-id="${u.id}">${escape(u.name)}: ${u.status.replace('_', ' ')}${u.position ? '' : ' (no position yet)'}</li>`).join('')}</ul>
-<script type="application/json" id="units-data">${jsonForScript(units(ctx))}</script>
+${mapView({ label: 'Units on the map', tileUrl: deps.config.tileUrl, places: roster.flatMap((u) => (u.position ? [{ id: u.id, lat: u.position.lat, lng: u.position.lng, name: u.name }] : [])) }).text}
+<ul class="unit-list" id="unit-list">${roster.map((u) => `<li data-unit-id="${escape(u.id)}">${escape(u.name)}: ${u.status.replace('_', ' ')}${u.position ? '' : ' (no position yet)'}</li>`).join('')}</ul>
 </aside>
 </div>`
-      return dashboardPage({ title: 'Dispatch board', user, active: 'board', body, scripts: ['board.js'] })
+      return dashboardPage({ title: 'Dispatch board', user, active: 'board', body, scripts: ['dashboard.js', 'board.js', 'map.js'] })
     }, { signedIn: 'dispatcher' })
     .get('/board/state', ({ ctx }) => {
       const position = hub.position
@@ -83,11 +83,6 @@ function boardStream(hub: BoardHub, request: Request, user: SessionUser, after: 
   return new Response(stream, {
     headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
   })
-}
-
-/** JSON safe inside a <script type="application/json"> element (no closing tag, no comment opener). */
-export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')
 }
 
 function escape(s: string): string {

@@ -1,4 +1,6 @@
 import { escapeHtml as e } from '../platform/error-page'
+import { raw } from '../pages/html'
+import { layout } from '../pages/layout'
 
 /** What the sign-in form shows: the email typed, messages beside fields, and an alert. */
 export interface SignInForm {
@@ -17,25 +19,13 @@ export function signInPage(form: SignInForm = {}): string {
 <input id="${id}" name="${id}" ${attrs}${err[id] ? ` aria-invalid="true" aria-describedby="${id}-error"` : ''}>
 ${err[id] ? `<p class="field-error" id="${id}-error">${e(err[id]!)}</p>` : ''}
 </div>`
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in · Towline</title>
-</head>
-<body>
-<main>
-<h1>Sign in to Towline</h1>
-<div role="alert">${form.alert ? `<p>${e(form.alert)}</p>` : ''}</div>
-<form method="post" action="/login" novalidate>
+  const body = `<h1>Sign in to Towline</h1>
+<div role="alert" class="form-alert">${form.alert ? `<p>${e(form.alert)}</p>` : ''}</div>
+<form method="post" action="/login" class="sign-in" novalidate>
 ${form.next ? `<input type="hidden" name="next" value="${e(form.next)}">` : ''}
 ${field('email', 'Email', `type="email" autocomplete="username" required value="${e(form.email ?? '')}"`)}
 ${field('password', 'Password', 'type="password" autocomplete="current-password" required')}
 <button type="submit">Sign in</button>
-</form>
-</main>
-</body>
-</html>
-`
+</form>`
+  return layout({ title: 'Sign in', body: raw(body), scripts: [] }).text
 }

@@ -1,0 +1,125 @@
+/**
+ * The dashboard as a dispatcher uses it, in Chromium against the compiled binary: signing in
+ * and out, two boards seeing each other's and the API's changes live, New job, a dispatcher
+ * kept out of Developers, and the pages passing axe-core.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, Page } from 'playwright-core'
+import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { launchChromium } from '../browser/chromium'
+import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
+
+let folder: ReturnType<typeof freshFolder>
+let server: RunningServer
+let browser: Browser
+let key: string
+/** The public URL (the default, http://localhost:<port>): pages are opened where their own posts pass the same-origin check. */
+let base: string
+const OWNER = { email: 'owner@example.com', password: 'owner password 1' }
+const DISPATCHER = { email: 'disp@example.com', password: 'dispatch password 1' }
+
+beforeAll(async () => {
+  folder = freshFolder()
+  server = await startServer(folder.bin, { cwd: folder.dir })
+  key = createKeyWithCli(folder.bin, folder.dir, 'all')
+  base = server.url.replace('127.0.0.1', 'localhost')
+  for (const [u, role] of [[OWNER, 'owner'], [DISPATCHER, 'dispatcher']] as const) {
+    expect(cli(folder.bin, ['users', 'create', '--email', u.email, '--role', role, '--password', u.password], { cwd: folder.dir }).code).toBe(0)
+  }
+  browser = await launchChromium()
+}, 30_000)
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+  folder?.cleanup()
+})
+
+async function signIn(user: { email: string; password: string }, viewport = { width: 1280, height: 800 }): Promise<Page> {
+  const context = await browser.newContext({ viewport })
+  const page = await context.newPage()
+  await page.goto(`${base}/board`)
+  expect(new URL(page.url()).pathname).toBe('/login')
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL(`${base}/board`)
+  return page
+}
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+const card = (page: Page, status: string, id: string) => page.locator(`[data-status="${status}"] [data-job-id="${id}"]`)
+
+describe('the dispatch board in Chromium', () => {
+  test('two boards see the API\'s changes live, without reload; a dispatcher\'s new job reaches the other board with actor dispatcher', async () => {
+    const a = await signIn(OWNER)
+    const b = await signIn(DISPATCHER)
+    for (const p of [a, b]) await p.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+
+    const made = await api('POST', '/jobs', { customer: { name: 'Live Larry' }, pickup: { location: 'Exit 9' }, vehicle: { make: 'Subaru', plate: 'LIVE1' } })
+    expect(made.status).toBe(201)
+    for (const p of [a, b]) await card(p, 'confirmed', made.body.id).waitFor({ timeout: 2000 })
+    expect(await card(b, 'confirmed', made.body.id).innerText()).toContain('Live Larry')
+
+    const unit = cli(folder.bin, ['units', 'add', '--name', 'Truck 7'], { cwd: folder.dir }).stdout.trim()
+    await api('POST', `/jobs/${made.body.id}/assign`, { unit_id: unit }).then((r) => expect(r.status).toBe(200))
+    for (const p of [a, b]) {
+      await card(p, 'dispatched', made.body.id).waitFor({ timeout: 2000 })
+      expect(await card(p, 'confirmed', made.body.id).count()).toBe(0)
+      expect(await card(p, 'dispatched', made.body.id).innerText()).toContain('Truck 7')
+    }
+    await api('PATCH', `/jobs/${made.body.id}`, { status: 'cancelled', cancel_reason: 'customer got a jump start' })
+    for (const p of [a, b]) await p.locator(`[data-job-id="${made.body.id}"]`).waitFor({ state: 'detached', timeout: 2000 })
+
+    // New job on board B, typed by the dispatcher, appears on board A.
+    await b.getByRole('link', { name: 'New job' }).click()
+    await b.getByLabel('Customer name').fill('Typed Tina')
+    await b.getByLabel('Phone').fill('503-555-0199')
+    await b.getByLabel('Pickup').fill('Burnside Bridge')
+    await b.getByLabel('Destination').fill('Home')
+    await b.getByRole('button', { name: 'Create job' }).click()
+    await b.waitForURL(/\/board\?created=job_/)
+    const id = new URL(b.url()).searchParams.get('created')!
+    await card(a, 'confirmed', id).waitFor({ timeout: 2000 })
+    const events = await api('GET', `/jobs/${id}/events`)
+    expect(events.body.data[0]).toMatchObject({ type: 'job.created', actor: 'dispatcher' })
+    expect(events.body.data[0].detail.user_id).toMatch(/^usr_/)
+    await a.context().close()
+    await b.context().close()
+  }, 30_000)
+
+  test('sign-out ends the session on the server: the board then goes to the sign-in page', async () => {
+    const page = await signIn(DISPATCHER)
+    const cookies = await page.context().cookies()
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.waitForURL(`${base}/login`)
+    // The old cookie, replayed, opens nothing.
+    const replay = await fetch(`${server.url}/board`, { headers: { cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; ') }, redirect: 'manual' })
+    expect(replay.status).toBe(303)
+    await page.context().close()
+  }, 30_000)
+
+  test('a dispatcher is refused Developers and Settings; the owner sees their links', async () => {
+    const disp = await signIn(DISPATCHER)
+    expect(await disp.getByRole('link', { name: 'Developers' }).count()).toBe(0)
+    const res = await disp.goto(`${base}/developers`)
+    expect([403, 404]).toContain(res!.status())
+    const owner = await signIn(OWNER)
+    expect(await owner.getByRole('link', { name: 'Developers' }).count()).toBe(1)
+    await disp.context().close()
+    await owner.context().close()
+  }, 30_000)
+
+  test('the sign-in page, the board and New job pass axe-core, and the board fits a 360 px phone', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(`${base}/login`)
+    await expectAccessible(page)
+    await context.close()
+    const board = await signIn(OWNER, { width: 360, height: 740 })
+    await expectAccessible(board)
+    await expectNoHorizontalOverflow(board, { scrollers: ['.board'] })
+    await board.goto(`${base}/jobs/new`)
+    await expectAccessible(board)
+    await board.context().close()
+  }, 30_000)
+})
