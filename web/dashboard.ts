@@ -32,3 +32,8 @@ if (liveEl?.dataset.live) {
     },
   })
 }
+
+// The shared helpers, as this module's exports: a browser test imports the built bundle to call them.
+export { ApiError, fetchJson } from './shared/fetch-json'
+export { clearRefusal, enhanceForm, showRefusal } from './shared/forms'
+export { openLive } from './shared/live'

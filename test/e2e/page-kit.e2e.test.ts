@@ -127,6 +127,32 @@ describe('the fixture page with tiles from a server out of reach', () => {
     expect(problems).toEqual([])
   }, 30_000)
 
+  test('when the browser gives up on a stream (an error status), the wrapper opens a new one from the last event id: nothing missed, nothing twice', async () => {
+    const { page, problems } = await watchedPage(context, server)
+    await page.goto(`${server.url}/kit/page`)
+    const got = await page.evaluate(async () => {
+      const kit = await import((document.querySelector('script[src*="/assets/dashboard."]') as HTMLScriptElement).src)
+      const events: unknown[] = []
+      const states: string[] = []
+      let hellos = 0
+      const live = kit.openLive('/kit/flaky-stream', { on: { 'job.updated': (data: unknown, id: string) => events.push({ id, data }) }, onHello: () => hellos++, onState: (s: string) => states.push(s) })
+      const end = Date.now() + 10_000
+      while (events.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20))
+      const last = live.lastEventId()
+      live.close()
+      return { events, hellos, last, states: [...new Set(states)] }
+    })
+    expect(got).toEqual({ events: KIT_EVENTS.map((e) => ({ id: e.id, data: e.data })), hellos: 2, last: '2', states: ['connecting', 'open', 'closed'] })
+    const log = await (await fetch(`${server.url}/kit/flaky-stream-log`)).json() as StreamConnection[]
+    expect(log).toEqual([
+      { lastEventIdHeader: null, lastEventIdQuery: null },
+      { lastEventIdHeader: '1', lastEventIdQuery: null },
+      { lastEventIdHeader: null, lastEventIdQuery: '1' },
+    ])
+    // Chromium reports the refused reconnection; that is what this test asked for.
+    expect(problems.filter((p) => !p.includes('/kit/flaky-stream'))).toEqual([])
+  }, 30_000)
+
   for (const scripts of [true, false]) {
     test(`the form ${scripts ? 'with' : 'without'} scripts: a refusal shows each message beside its field and keeps what was typed; a good one goes on`, async () => {
       const ctx = await browser.newContext({ javaScriptEnabled: scripts })
@@ -162,6 +188,58 @@ describe('the fixture page with tiles from a server out of reach', () => {
       }
     }, 30_000)
   }
+
+  test('a form sent by script: a JSON refusal is shown beside its fields and in the alert, what was typed stays, one submission at a time; no connection is said plainly', async () => {
+    const { page, problems } = await watchedPage(context, server)
+    await page.route(`${server.url}/kit/offline`, (route) => route.abort('internetdisconnected'))
+    await page.goto(`${server.url}/kit/page?name=Ann`)
+    const result = await page.evaluate(async () => {
+      // The built dashboard bundle, as the page loaded it: its exports are the shared helpers.
+      const kit = await import((document.querySelector('script[src*="/assets/dashboard."]') as HTMLScriptElement).src)
+      const original = document.querySelector('form[action="/kit/form"]') as HTMLFormElement
+      const form = original.cloneNode(true) as HTMLFormElement
+      delete form.dataset.enhanced
+      form.setAttribute('action', '/kit/form.json')
+      original.replaceWith(form)
+      let sends = 0
+      let release!: () => void
+      const held = new Promise<void>((resolve) => { release = resolve })
+      kit.enhanceForm(form, {
+        submit: async (data: FormData) => {
+          sends++
+          await held
+          await kit.fetchJson('/kit/form.json', { body: Object.fromEntries(data) })
+        },
+      })
+      ;(form.elements.namedItem('customer.name') as HTMLInputElement).value = ''
+      ;(form.elements.namedItem('customer.phone') as HTMLInputElement).value = 'call me <maybe>'
+      const button = form.querySelector('button[type="submit"]') as HTMLButtonElement
+      button.click()
+      button.click()
+      const busy = form.getAttribute('aria-busy')
+      release()
+      while (form.getAttribute('aria-busy') === 'true') await new Promise((r) => setTimeout(r, 10))
+      const field = (name: string) => {
+        const el = form.elements.namedItem(name) as HTMLInputElement
+        const message = el.getAttribute('aria-describedby')?.split(' ').map((id) => document.getElementById(id)?.textContent).filter(Boolean).join(' | ')
+        return { value: el.value, invalid: el.getAttribute('aria-invalid'), message }
+      }
+      const refused = { sends, busy, alert: form.querySelector('[role="alert"]')!.textContent, name: field('customer.name'), phone: field('customer.phone'), focused: (document.activeElement as HTMLInputElement).name }
+      const offline = await kit.fetchJson('/kit/offline', { body: {} }).then(() => null, (e: { status: number; code: string; message: string }) => ({ status: e.status, code: e.code, message: e.message }))
+      return { refused, offline }
+    })
+    expect(result.refused).toEqual({
+      sends: 1,
+      busy: 'true',
+      alert: 'Some fields need attention; each says why beside it.',
+      name: { value: '', invalid: 'true', message: 'Enter the customer\'s name.' },
+      phone: { value: 'call me <maybe>', invalid: 'true', message: 'With the country code, e.g. +1 503 555 0100. | Enter a phone number like +1 503 555 0100.' },
+      focused: 'customer.name',
+    })
+    expect(result.offline).toEqual({ status: 0, code: 'network_error', message: 'Could not reach the server. Check the connection and try again.' })
+    // The refusal's 422 and the cut connection are what this test asked for.
+    expect(problems.filter((p) => !/status of 422 .*\/kit\/form\.json|\/kit\/offline/.test(p))).toEqual([])
+  }, 30_000)
 
   test('axe finds no serious or critical problem: the page, the page after a refusal, and the plain shell', async () => {
     const { page } = await watchedPage(context, server)

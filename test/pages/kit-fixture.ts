@@ -8,10 +8,12 @@
  *   attributes, field values, options, a marker's name; `?name=` replaces it), the form, a map,
  *   the board's column scroller, and the live stream.
  * - POST /kit/form: refuses an empty **Customer name** or a bad **Phone** by re-rendering the
- *   form (422) with what was typed; else 303 back to the page.
+ *   form (422) with what was typed; else 303 back to the page. POST /kit/form.json: the same
+ *   checks on a JSON body, refused in the API's error shape (for the page's scripts).
  * - GET /kit/stream: the live stream. A fresh connection (no last id) sends `hello` and event 1,
  *   then ends; one that resumes replays what came after `Last-Event-ID` (or `?last_event_id=`)
- *   and stays open. GET /kit/stream-log says what each connection asked for.
+ *   and stays open. GET /kit/stream-log says what each connection asked for. /kit/flaky-stream
+ *   is the same, except that it refuses (503) the browser's own reconnections.
  * - GET /kit/plain: the plain shell (no user), as the phone pages use it.
  */
 import { Elysia, sse } from 'elysia'
@@ -41,10 +43,37 @@ export const KIT_PLACES = [
   { id: 'unit_kit_2', lat: 45.5312, lng: -122.6601, name: HOSTILE },
 ]
 
+/**
+ * The live stream of KIT_EVENTS: a fresh connection (no last id) gets `hello` and event 1, then
+ * the stream ends; one resuming from an id gets what came after it and stays open.
+ */
+async function* stream(request: Request, query: Record<string, unknown>, log: StreamConnection[]) {
+  const header = request.headers.get('last-event-id')
+  const fromQuery = typeof query.last_event_id === 'string' ? query.last_event_id : null
+  log.push({ lastEventIdHeader: header, lastEventIdQuery: fromQuery })
+  const after = Number(header ?? fromQuery ?? 0)
+  yield sse({ event: 'hello', data: { connection: log.length }, retry: 100 })
+  const events = KIT_EVENTS.filter((e) => Number(e.id) > after)
+  for (const e of after === 0 ? events.slice(0, 1) : events) yield sse({ event: e.type, id: e.id, data: e.data })
+  if (after === 0) return
+  await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }))
+}
+
 /** The fixture routes (see above); `tileUrl` is what the maps load tiles from (the setting's value). */
 export function pageKitFixture(opts: { tileUrl: string | null }) {
   const connections: StreamConnection[] = []
+  const flaky: StreamConnection[] = []
   const owner = { email: 'owner@kit.test', role: 'owner' as const }
+
+  /** What the form's fields get wrong, by field name. */
+  const problemsOf = (fields: FormFields) => {
+    const name = typeof fields['customer.name'] === 'string' ? fields['customer.name'].trim() : ''
+    const phone = typeof fields['customer.phone'] === 'string' ? fields['customer.phone'].trim() : ''
+    return [
+      ...(name ? [] : [{ path: 'customer.name', message: 'Enter the customer\'s name.' }]),
+      ...(phone === '' || /^\+?[0-9 ()-]{7,20}$/.test(phone) ? [] : [{ path: 'customer.phone', message: 'Enter a phone number like +1 503 555 0100.' }]),
+    ]
+  }
 
   const kitForm = (form: FormState, name: string) => html`<form method="post" action="/kit/form" novalidate>
 ${formAlert(form)}
@@ -79,31 +108,29 @@ ${notice ? html`<p class="notice notice-ok">${notice}</p>` : ''}
     })
     .post('/kit/form', ({ body }) => {
       const fields = body as FormFields
-      const name = typeof fields['customer.name'] === 'string' ? fields['customer.name'].trim() : ''
-      const phone = typeof fields['customer.phone'] === 'string' ? fields['customer.phone'].trim() : ''
-      const problems = [
-        ...(name ? [] : [{ path: 'customer.name', message: 'Enter the customer\'s name.' }]),
-        ...(phone === '' || /^\+?[0-9 ()-]{7,20}$/.test(phone) ? [] : [{ path: 'customer.phone', message: 'Enter a phone number like +1 503 555 0100.' }]),
-      ]
+      const problems = problemsOf(fields)
       if (problems.length) return htmlResponse(page(refusedForm(validationFailed(problems), fields), HOSTILE), { status: 422 })
       return new Response(null, { status: 303, headers: { location: '/kit/page?saved=1' } })
     }, { accepts: { kind: 'form', maxBytes: BODY_CAPS.form } })
+    .post('/kit/form.json', ({ body }) => {
+      const problems = problemsOf(body as FormFields)
+      if (problems.length) throw validationFailed(problems)
+      return { saved: true }
+    }, { answers: 'json', accepts: { kind: 'json', maxBytes: BODY_CAPS.json } })
     .get('/kit/plain', () => htmlResponse(layout({
       title: 'Your tow truck',
       body: html`<h1>Your tow truck is on its way</h1><p>Truck 1 should be there by 10:40.</p>
 <form method="post" action="/kit/form" class="actions">${inputField(blankForm(), { name: 'customer.name', label: 'Message', required: true })}<button class="button-big" type="submit">Send</button></form>`,
     })))
-    .get('/kit/stream', async function* ({ request, query }) {
-      const header = request.headers.get('last-event-id')
-      const fromQuery = typeof query.last_event_id === 'string' ? query.last_event_id : null
-      connections.push({ lastEventIdHeader: header, lastEventIdQuery: fromQuery })
-      const after = Number(header ?? fromQuery ?? 0)
-      yield sse({ event: 'hello', data: { connection: connections.length }, retry: 100 })
-      const events = KIT_EVENTS.filter((e) => Number(e.id) > after)
-      // A fresh connection ends after one event, so the browser must resume from it.
-      for (const e of after === 0 ? events.slice(0, 1) : events) yield sse({ event: e.type, id: e.id, data: e.data })
-      if (after === 0) return
-      await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }))
-    }, { answers: 'json' })
+    .get('/kit/stream', ({ request, query }) => stream(request, query, connections), { answers: 'json' })
     .get('/kit/stream-log', () => Response.json(connections), { answers: 'json' })
+    .get('/kit/flaky-stream', ({ request, query }) => {
+      // The browser's own reconnection (it sends the header) is refused: the wrapper must open a new stream itself.
+      if (request.headers.get('last-event-id') !== null) {
+        flaky.push({ lastEventIdHeader: request.headers.get('last-event-id'), lastEventIdQuery: null })
+        return Response.json({ error: { code: 'service_unavailable', message: 'Try again.', details: {} } }, { status: 503 })
+      }
+      return stream(request, query, flaky)
+    }, { answers: 'json' })
+    .get('/kit/flaky-stream-log', () => Response.json(flaky), { answers: 'json' })
 }
