@@ -37,10 +37,10 @@ export function contentTypeOf(file: string): string {
   return TYPES[file.slice(file.lastIndexOf('.') + 1)] ?? 'application/octet-stream'
 }
 
-/** Builds web/ in memory; `extraEntries` (absolute paths) add entries, as a test fixture does. Throws with Bun's messages on failure. */
-export async function buildWebAssets(opts: { extraEntries?: string[] } = {}): Promise<BuiltFile[]> {
+/** Builds web/ in memory; throws with Bun's messages when it does not build. */
+export async function buildWebAssets(): Promise<BuiltFile[]> {
   const result = await Bun.build({
-    entrypoints: [...WEB_ENTRIES.map((e) => join(WEB_DIR, e)), ...(opts.extraEntries ?? [])],
+    entrypoints: WEB_ENTRIES.map((e) => join(WEB_DIR, e)),
     target: 'browser',
     format: 'esm',
     minify: true,
