@@ -102,7 +102,7 @@ export function createApp(appDeps: AppDeps) {
     .use(webhookRoutes(auth, deps))
     .use(jobTextRoutes(auth, deps))
     .use(textRoutes(deps))
-    .use(signInRoutes(session, deps))
+    .use(signInRoutes(session, requireSession, deps))
     .use(boardRoutes(session, deps))
     .use(newJobRoutes(session, deps))
     .use(linkRoutes(deps))

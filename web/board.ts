@@ -4,6 +4,8 @@
  * columns, counts them, rings on a new job and marks it until it is opened. Without this script
  * the board still shows every job as of its loading.
  */
+import { openLive } from './shared/live'
+
 interface JobMessage { position: number; event: { type: string; job_id: string }; job: { id: string; status: string; created_at: string; customer: { name: string } } | null; card: string | null }
 
 const board = document.getElementById('board')
@@ -100,16 +102,16 @@ async function resync() {
   refreshAges()
 }
 
+/** The stream, through the pages' shared wrapper (reconnects from the last event, one per tab). */
 function connect() {
   if (!board) return
-  const after = board.dataset.position ?? ''
-  const stream = new EventSource(`/board/events?after=${encodeURIComponent(after)}`)
-  stream.addEventListener('hello', () => say('Live: changes appear as they happen.'))
-  stream.addEventListener('job', (e) => apply(JSON.parse((e as MessageEvent).data) as JobMessage))
-  stream.addEventListener('resync', () => { void resync() })
-  stream.addEventListener('error', () => say('Connection lost: reconnecting…'))
-  // One stream per tab, closed when the tab goes away (browsers allow few connections per host).
-  addEventListener('pagehide', () => stream.close())
+  openLive(`/board/events?after=${encodeURIComponent(board.dataset.position ?? '')}`, {
+    on: {
+      job: (data) => apply(data as JobMessage),
+      resync: () => { void resync() },
+    },
+    onState: (state) => say(state === 'open' ? 'Live: changes appear as they happen.' : state === 'connecting' ? 'Connection lost: reconnecting…' : 'Not live.'),
+  })
 }
 
 if (soundBox) {

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { mapView } from '../pages/map'
+import { escapeHtml } from '../platform/error-page'
 import { listBoardJobs } from '../jobs/list-board-jobs'
 import { listUnitsPage } from '../units/list-units'
 import type { SessionPlugin } from '../users/session.plugin'
@@ -11,9 +12,14 @@ import { dashboardPage } from './shell'
 
 const encoder = new TextEncoder()
 
-/** The Last-Event-ID a board resumes from: the header its EventSource sends on reconnect, else `?after=` from the page. */
+/**
+ * Where a board resumes from: the Last-Event-ID header its EventSource sends on reconnect, else
+ * `?last_event_id=` (the pages' live wrapper reopening a stream, web/shared/live.ts), else
+ * `?after=` (the position the page was rendered at).
+ */
 function resumeFrom(request: Request, query: Record<string, unknown>): number | null {
-  const raw = request.headers.get('last-event-id') ?? (typeof query.after === 'string' ? query.after : null)
+  const fromQuery = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : null)
+  const raw = request.headers.get('last-event-id') ?? fromQuery('last_event_id') ?? fromQuery('after')
   if (raw === null || !/^\d{1,15}$/.test(raw.trim())) return null
   return Number(raw.trim())
 }
@@ -42,7 +48,7 @@ ${boardColumns(jobs, now)}
 <aside class="board-map" aria-labelledby="map-heading">
 <h2 id="map-heading">Units</h2>
 ${mapView({ label: 'Units on the map', tileUrl: deps.config.tileUrl, places: roster.flatMap((u) => (u.position ? [{ id: u.id, lat: u.position.lat, lng: u.position.lng, name: u.name }] : [])) }).text}
-<ul class="unit-list" id="unit-list">${roster.map((u) => `<li data-unit-id="${escape(u.id)}">${escape(u.name)}: ${u.status.replace('_', ' ')}${u.position ? '' : ' (no position yet)'}</li>`).join('')}</ul>
+<ul class="unit-list" id="unit-list">${roster.map((u) => `<li data-unit-id="${escapeHtml(u.id)}">${escapeHtml(u.name)}: ${u.status.replace('_', ' ')}${u.position ? '' : ' (no position yet)'}</li>`).join('')}</ul>
 </aside>
 </div>`
       return dashboardPage({ title: 'Dispatch board', user, active: 'board', body, scripts: ['dashboard.js', 'board.js', 'map.js'] })
@@ -83,8 +89,4 @@ function boardStream(hub: BoardHub, request: Request, user: SessionUser, after: 
   return new Response(stream, {
     headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
   })
-}
-
-function escape(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 }

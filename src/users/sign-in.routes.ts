@@ -4,7 +4,7 @@ import { BODY_CAPS, routeProps } from '../platform/route-props'
 import type { FormFields } from '../platform/forms'
 import { signIn } from './sign-in'
 import { endSession, SESSION_MAX_MS } from './sessions'
-import { createSessionGuard, sessionCookie, type SessionPlugin } from './session.plugin'
+import { sessionCookie, type SessionGuard, type SessionPlugin } from './session.plugin'
 import { signInPage, type SignInForm } from './sign-in.page'
 
 const HTML = { 'content-type': 'text/html; charset=utf-8' }
@@ -18,14 +18,13 @@ export function safeNext(next: unknown): string {
 const text = (fields: FormFields, name: string): string => (typeof fields[name] === 'string' ? (fields[name] as string) : '')
 
 /** `/login`, `/logout` and `/`: signing in and out of the dashboard. */
-export function signInRoutes(session: SessionPlugin, deps: RouteDeps) {
+export function signInRoutes(session: SessionPlugin, requireSession: SessionGuard, deps: RouteDeps) {
   const secure = deps.config.publicUrl.startsWith('https:')
-  const requireSession = createSessionGuard(deps)
   const page = (form: SignInForm, status = 200, headers: Record<string, string> = {}) => new Response(signInPage(form), { status, headers: { ...HTML, ...headers } })
   const signedInUser = (request: Request) => { try { return requireSession(request, 'dispatcher') } catch { return null } }
 
   return new Elysia({ name: 'towline.sign-in' }).use(routeProps).use(session)
-    .get('/', ({ request }) => Response.redirect(new URL(signedInUser(request) ? '/board' : '/login', request.url).pathname, 303))
+    .get('/', ({ request }) => new Response(null, { status: 303, headers: { location: signedInUser(request) ? '/board' : '/login' } }))
     .get('/login', ({ request, query }) => {
       const next = safeNext((query as Record<string, unknown>).next)
       if (signedInUser(request)) return new Response(null, { status: 303, headers: { location: next } })

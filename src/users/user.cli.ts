@@ -9,6 +9,8 @@ import { createUser } from './create-user'
 import { setUserDisabled, setUserPassword } from './manage-user'
 import { findUserByEmail, listUsers, type UserRow } from './user.queries'
 import { MIN_PASSWORD_LENGTH } from './password'
+import type { Db } from '../db/client'
+import type { JobLinks } from '../jobs/job-links'
 
 /** Turns an operation's refusal into the one-line usage error the console shows. */
 async function asUsage<T>(work: () => T | Promise<T>): Promise<T> {
@@ -72,7 +74,7 @@ const usersList: Command = {
 }
 
 /** The operator context of the account a login (named by email) belongs to. */
-function contextOfLogin(db: Parameters<Parameters<typeof withDb>[1]>[0], links: Parameters<Parameters<typeof withDb>[1]>[2], email: string | undefined) {
+function contextOfLogin(db: Db, links: JobLinks, email: string | undefined) {
   if (!email) throw new UsageError('which login? give its email')
   const user = findUserByEmail(db, email)
   if (!user) throw new UsageError(`no login ${email}; towline users list shows them`)
