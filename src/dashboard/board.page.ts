@@ -1,10 +1,11 @@
 import { escapeHtml as e } from '../platform/error-page'
 import type { JobView } from '../jobs/job.view'
+import type { JobVehicle } from '../jobs/job.table'
 import { BOARD_STATUSES } from '../jobs/list-board-jobs'
 import { STATUS_LABELS } from './labels'
 
 /** A vehicle in a few words: "2014 Honda Civic, silver, 7ABC123". */
-export function vehicleLine(v: JobView['vehicle']): string {
+export function vehicleLine(v: Pick<JobVehicle, 'year' | 'make' | 'model' | 'color' | 'plate'>): string {
   const car = [v.year, v.make, v.model].filter(Boolean).join(' ')
   return [car, v.color, v.plate].filter(Boolean).join(', ')
 }

@@ -1,0 +1,80 @@
+import { checkboxField, formAlert, inputField, selectField, type FormState } from '../pages/form'
+import { html, type Html } from '../pages/html'
+import { MAX_SEARCH_CHARS, type JobSearchHit, type JobSearchPage } from '../jobs/search-jobs'
+import { STATUSES } from '../jobs/job-status'
+import { vehicleLine } from './board.page'
+import { STATUS_LABELS } from './labels'
+
+/** The search form's fields as the query string names them. */
+export interface JobsQuery { q: string; from: string; to: string; status: string; archived: boolean; cursor: string }
+
+/** The form's labels by field name (pages.md's words), for the refusal's summary. */
+export const SEARCH_LABELS: Record<string, string> = { q: 'Search', from: 'From', to: 'To', status: 'Status', archived: 'Include archived', cursor: 'Page' }
+
+const STATUS_OPTIONS = [
+  { value: 'unfinished', label: 'Unfinished' },
+  { value: 'finished', label: 'Finished' },
+  ...STATUSES.map((s) => ({ value: s, label: STATUS_LABELS[s] })),
+]
+
+/** "2026-11-21 09:05" in UTC: the day the From and To fields speak of, and the time. */
+const createdText = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ')
+
+/** The list's address for these search values from `cursor` on (the next page keeps the query). */
+export function jobsListUrl(q: JobsQuery, cursor: string): string {
+  const params = new URLSearchParams()
+  for (const name of ['q', 'from', 'to', 'status'] as const) if (q[name]) params.set(name, q[name])
+  if (q.archived) params.set('archived', 'on')
+  params.set('cursor', cursor)
+  return `/jobs?${params}`
+}
+
+function searchForm(form: FormState): Html {
+  return html`<form method="get" action="/jobs" role="search" aria-label="Search jobs" novalidate>
+${formAlert(form)}
+${inputField(form, { name: 'q', label: 'Search', type: 'search', hint: 'Customer name, phone, plate, reference or job id.', maxlength: MAX_SEARCH_CHARS, autocomplete: 'off' })}
+<div class="search-dates">
+<p class="field-hint">From and To are days (UTC) the jobs were created on, both included.</p>
+${inputField(form, { name: 'from', label: 'From', type: 'date' })}
+${inputField(form, { name: 'to', label: 'To', type: 'date' })}
+</div>
+${selectField(form, { name: 'status', label: 'Status', placeholder: 'Any', options: STATUS_OPTIONS })}
+${checkboxField(form, { name: 'archived', label: 'Include archived' })}
+<button type="submit">Search</button>
+</form>`
+}
+
+function row(j: JobSearchHit): Html {
+  return html`<tr data-job-id="${j.id}">
+<td><time datetime="${new Date(j.createdAt).toISOString()}">${createdText(j.createdAt)}</time></td>
+<td>${STATUS_LABELS[j.status] ?? j.status}${j.archived ? html` <span class="tag">Archived</span>` : ''}</td>
+<td><a href="/jobs/${j.id}">${j.customerName}</a>${j.customerPhone ? html`<br><span class="muted">${j.customerPhone}</span>` : ''}</td>
+<td>${j.pickup}</td>
+<td>${vehicleLine(j.vehicle)}</td>
+<td>${j.unit ? j.unit.name : 'No unit'}</td>
+<td>${j.externalRef ?? ''}</td>
+</tr>`
+}
+
+function results(q: JobsQuery, page: JobSearchPage): Html {
+  const searched = Boolean(q.q || q.from || q.to || q.status || q.archived)
+  if (!page.hits.length) return html`<p class="notice notice-ok" role="status">${q.cursor ? 'No more jobs match this search.' : searched ? 'No jobs match this search.' : 'No jobs yet.'}</p>`
+  const caption = `${searched ? 'Jobs matching the search' : 'Recent jobs'}, newest first${q.cursor ? ' (continued)' : ''}`
+  return html`<div class="table-scroll" role="region" aria-labelledby="jobs-caption" tabindex="0">
+<table class="jobs-table">
+<caption id="jobs-caption">${caption}</caption>
+<thead><tr><th scope="col">Created (UTC)</th><th scope="col">Status</th><th scope="col">Customer</th><th scope="col">Pickup</th><th scope="col">Vehicle</th><th scope="col">Unit</th><th scope="col">Reference</th></tr></thead>
+<tbody>
+${page.hits.map(row)}
+</tbody>
+</table>
+</div>
+${page.nextCursor ? html`<nav class="pager" aria-label="Pages"><a href="${jobsListUrl(q, page.nextCursor)}" rel="next">Next page</a></nav>` : ''}`
+}
+
+/** The jobs list: the search form, then the page of jobs it found, or nothing when the search was refused. */
+export function jobsListBody(form: FormState, q: JobsQuery, page: JobSearchPage | null): string {
+  return html`<h1>Jobs</h1>
+${searchForm(form)}
+${page ? results(q, page) : ''}`.text
+}
