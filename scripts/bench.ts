@@ -13,6 +13,9 @@
  * The jobs section caches its 1,000,000-job database under .tmp/ (about 1.2 GB; delete to rebuild).
  * The webhooks section needs openssl (it makes its own CA and receiver certificate); it also reads
  * BENCH_WEBHOOKS_ENDPOINTS (default 1,10,50) and BENCH_WEBHOOKS_PROFILE=<dir> (see scripts/bench/webhooks.ts).
+ * The search section caches its 50,000-job database under .tmp/ too. The boards section needs
+ * Chromium (/usr/bin/chromium, or CHROMIUM_PATH) and reads BENCH_BOARDS (default 200) and
+ * BENCH_BOARD_WRITES (default 250).
  *
  * A section is a named { name, summary, run(ctx) } in scripts/bench/; add it to SECTIONS below.
  */
@@ -26,9 +29,11 @@ import { jobs } from './bench/jobs'
 import { webhooks } from './bench/webhooks'
 import { texts } from './bench/texts'
 import { pages } from './bench/pages'
+import { search } from './bench/search'
+import { boards } from './bench/boards'
 
 /** Every section, in the order they run. */
-const SECTIONS: Section[] = [frame, jobs, webhooks, texts, pages]
+const SECTIONS: Section[] = [frame, jobs, webhooks, texts, pages, search, boards]
 
 const ROOT = resolve(import.meta.dir, '..')
 const BINARY = join(ROOT, 'dist', 'towline')
