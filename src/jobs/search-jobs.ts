@@ -23,8 +23,6 @@ export interface SearchJobsInput {
   includeArchived?: boolean
   /** Where the page starts: a cursor a previous page returned. */
   cursor?: string
-  /** Jobs per page (default 50). */
-  limit?: number
 }
 
 /** One job as the jobs list shows it. */
@@ -45,11 +43,12 @@ export interface JobSearchHit {
 export interface JobSearchPage { hits: JobSearchHit[]; nextCursor: string | null }
 
 /** The status choices besides single statuses. */
-export const STATUS_GROUPS = { unfinished: STATUSES.filter((s) => !FINISHED.includes(s)), finished: [...FINISHED] } as const
+const STATUS_GROUPS = { unfinished: STATUSES.filter((s) => !FINISHED.includes(s)), finished: [...FINISHED] } as const
 
 /** Longest search text taken, in characters. */
 export const MAX_SEARCH_CHARS = 100
-const DEFAULT_LIMIT = 50
+/** Jobs per page. */
+const PAGE_SIZE = 50
 const DAY_MS = 86_400_000
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 const PHONE_LIKE = /^[+\d\s().\-\/]+$/
@@ -128,7 +127,7 @@ export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSe
     problems.push({ path: 'cursor', message: 'is not a page this list gave; start the search again' })
   }
   if (problems.length) throw validationFailed(problems)
-  const limit = input.limit ?? DEFAULT_LIMIT
+  const limit = PAGE_SIZE
 
   const where = ['account_id = ?']
   const params: (string | number)[] = [ctx.scope.accountId]
