@@ -23,7 +23,7 @@ import { request as httpRequest } from 'node:http'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import type { BenchContext, LoadResult, LoadTarget, RunningServer, Section } from './lib'
-import { fmt, loadTest, median, ms, pct, rssMb, runCommand, startServer, wallMs } from './lib'
+import { cpuSeconds, fmt, loadTest, median, ms, pct, rssMb, runCommand, startServer, wallMs } from './lib'
 import { noteBackground, startTowline, towlineEnv } from './frame'
 import { createBenchLogin, signInSession, type BenchLogin } from './sign-in'
 import { launchChromium } from '../../test/browser/chromium'
@@ -90,6 +90,8 @@ function servedBytes(url: string, headers: Record<string, string>): Promise<{ by
 
 interface PageLoad {
   fcp: number | null
+  /** When the document's last byte arrived (ms from navigation start). */
+  responseEnd: number
   dcl: number
   load: number
   doc: { transfer: number; encoded: number; decoded: number }
@@ -124,7 +126,7 @@ async function measureBoardPage(ctx: BenchContext, server: RunningServer, cookie
         })
         const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming
         return {
-          fcp, dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
+          fcp, responseEnd: nav.responseEnd, dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
           doc: { transfer: nav.transferSize, encoded: nav.encodedBodySize, decoded: nav.decodedBodySize },
           resources: (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((e) => ({ name: e.name, type: e.initiatorType, transfer: e.transferSize, encoded: e.encodedBodySize, decoded: e.decodedBodySize })),
         }
@@ -145,10 +147,12 @@ async function measureBoardPage(ctx: BenchContext, server: RunningServer, cookie
   const fcps = loads.map((l) => l.fcp).filter((v): v is number => v !== null)
   if (fcps.length < loads.length) ctx.note(`${loads.length - fcps.length} of ${loads.length} loads reported no first-contentful-paint within 10 s`)
   const fcp = median(fcps)
-  ctx.log(`board first contentful paint (4x CPU throttling): ${fcps.map((v) => fmt(v)).join(', ')} ms; load event: ${loads.map((l) => fmt(l.load)).join(', ')} ms`)
+  ctx.log(`board first contentful paint (4x CPU throttling): ${fcps.map((v) => fmt(v)).join(', ')} ms; document in: ${loads.map((l) => fmt(l.responseEnd)).join(', ')} ms; load event: ${loads.map((l) => fmt(l.load)).join(', ')} ms`)
+  ctx.log(`unthrottled: first contentful paint ${plain.map((l) => fmt(l.fcp ?? Number.NaN)).join(', ')} ms; document in: ${plain.map((l) => fmt(l.responseEnd)).join(', ')} ms`)
   ctx.record({ metric: `/board first contentful paint, CPU 4x slower, median of ${fcps.length}`, value: `${fmt(fcp)} ms`, target: `< ${TARGET_FCP_MS} ms`, pass: fcp < TARGET_FCP_MS })
   const plainFcp = plain.map((l) => l.fcp).filter((v): v is number => v !== null)
   if (plainFcp.length) ctx.record({ metric: `/board first contentful paint, CPU not slowed, median of ${plainFcp.length}`, value: `${fmt(median(plainFcp))} ms`, target: '', pass: null })
+  ctx.record({ metric: `/board document fully received (navigation responseEnd), CPU 4x slower, median`, value: `${fmt(median(loads.map((l) => l.responseEnd)))} ms`, target: '', pass: null })
   ctx.record({ metric: `/board load event, CPU 4x slower, median of ${loads.length}`, value: `${fmt(median(loads.map((l) => l.load)))} ms`, target: '', pass: null })
 
   // Weight: the last load's document and the files it loaded (the live stream never ends, so it is not among them).
@@ -308,22 +312,30 @@ export const boards: Section = {
     const withRuns: LoadResult[] = []
     const withoutRuns: LoadResult[] = []
     let rssLoaded: number | null = null
+    const clientCores: number[] = []
+    const messageBytes: number[] = []
     for (let r = 0; r < rounds; r++) {
       if (r > 0) await connect()
       const posBefore = (await boardPosition(server, cookie)).position
-      const msgsBefore = (await clients<{ messages: number }>('GET', '/status')).messages
+      const statusBefore = await clients<{ messages: number; bytes: number }>('GET', '/status')
+      const msgsBefore = statusBefore.messages
+      const clientCpuBefore = cpuSeconds(clientProc.proc.pid)
+      const loadStarted = performance.now()
       withRuns.push(await writeLoad(ctx, server, key, jobIds, `POST /jobs/{id}/notes, ${BOARDS} boards, round ${r + 1}`, seconds, r === 0))
+      const clientCpuAfter = cpuSeconds(clientProc.proc.pid)
+      if (clientCpuBefore !== null && clientCpuAfter !== null) clientCores.push((clientCpuAfter - clientCpuBefore) / ((performance.now() - loadStarted) / 1000))
       rssLoaded ??= rssMb(server.proc.pid)
       const posAfter = (await boardPosition(server, cookie)).position
       // Did every board get every event of the load (the warm-up's too)? Wait for the streams to drain, up to 60 s.
       const expected = (posAfter - posBefore) * BOARDS
       const drainStarted = performance.now()
-      let status = await clients<{ open: number; messages: number; errors: string[] }>('GET', '/status')
+      let status = await clients<{ open: number; messages: number; bytes: number; errors: string[] }>('GET', '/status')
       while (status.messages - msgsBefore < expected && performance.now() - drainStarted < 60_000) {
         await Bun.sleep(250)
-        status = await clients<{ open: number; messages: number; errors: string[] }>('GET', '/status')
+        status = await clients<{ open: number; messages: number; bytes: number; errors: string[] }>('GET', '/status')
       }
       const delivered = status.messages - msgsBefore
+      if (delivered > 0) messageBytes.push((status.bytes - statusBefore.bytes) / delivered)
       ctx.record({ metric: `round ${r + 1}: events of the write load delivered to the ${BOARDS} boards`, value: `${fmt(delivered)} of ${fmt(expected)} (drained ${fmt((performance.now() - drainStarted) / 1000, 1)} s after the load)`, target: 'all', pass: delivered === expected && status.open === BOARDS })
       if (status.errors.length) ctx.note(`board clients' errors: ${status.errors.join('; ')}`)
       await clients('POST', '/close')
@@ -340,6 +352,8 @@ export const boards: Section = {
     ctx.record({ metric: 'write latency p50 / p99, no board (each round)', value: lat(withoutRuns), target: '', pass: null })
     ctx.record({ metric: `write latency p50 / p99, ${BOARDS} boards (each round)`, value: lat(withRuns), target: '', pass: null })
     ctx.record({ metric: 'server CPU, no board / with boards (each round)', value: `${cores(withoutRuns)} / ${cores(withRuns)}`, target: '', pass: null })
+    if (clientCores.length) ctx.record({ metric: `board clients' process CPU during the loads with boards (warm-up included)`, value: clientCores.map((c) => `${fmt(c * 100)}%`).join(', '), target: '', pass: null })
+    if (messageBytes.length) ctx.record({ metric: 'bytes of one board message (a note_added event, as the loads sent)', value: `${fmt(median(messageBytes))} B`, target: '', pass: null })
     const ratios = withRuns.map((w, i) => w.rps / withoutRuns[i]!.rps)
     ctx.record({ metric: `write throughput with ${BOARDS} boards / without (median of the rounds' ratios)`, value: `${fmt(median(ratios), 2)} (${ratios.map((x) => fmt(x, 2)).join(', ')})`, target: '', pass: null })
     if (rssLoaded !== null && rssEnd !== null) ctx.record({ metric: `server RSS: right after a write load with ${BOARDS} boards / at the end, no board`, value: `${fmt(rssLoaded, 1)} / ${fmt(rssEnd, 1)} MB`, target: '', pass: null })
