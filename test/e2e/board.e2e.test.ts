@@ -77,8 +77,8 @@ describe('the dispatch board in Chromium', () => {
     await b.getByLabel('Pickup').fill('Burnside Bridge')
     await b.getByLabel('Destination').fill('Home')
     await b.getByRole('button', { name: 'Create job' }).click()
-    await b.waitForURL(/\/board\?created=job_/)
-    const id = new URL(b.url()).searchParams.get('created')!
+    await b.waitForURL(/\/jobs\/job_[0-9A-Za-z]+\?done=created$/)
+    const id = new URL(b.url()).pathname.split('/')[2]!
     await card(a, 'confirmed', id).waitFor({ timeout: 2000 })
     const events = await api('GET', `/jobs/${id}/events`)
     expect(events.body.data[0]).toMatchObject({ type: 'job.created', actor: 'dispatcher' })
