@@ -42,9 +42,9 @@ function guardFields(d: JobPageData, s: JobPageState, action: JobAction): Html {
 }
 
 /** An action's form: posts to /jobs/{id}/<action>. */
-function actionForm(d: JobPageData, s: JobPageState, action: JobAction, body: Html | Html[], extra: { class?: string; label?: string } = {}): Html {
+function actionForm(d: JobPageData, s: JobPageState, action: JobAction, body: Html | Html[], extra: { class?: string } = {}): Html {
   const form = s.forms?.[action] ?? blankForm()
-  return html`<form${attrs({ method: 'post', action: `/jobs/${d.job.id}/${action}`, class: extra.class ?? 'job-action', 'aria-label': extra.label, novalidate: true })}>${formAlert(form)}${guardFields(d, s, action)}${body}</form>`
+  return html`<form${attrs({ method: 'post', action: `/jobs/${d.job.id}/${action}`, class: extra.class ?? 'job-action', novalidate: true })}>${formAlert(form)}${guardFields(d, s, action)}${body}</form>`
 }
 
 /** The status, and the buttons that move it. */
@@ -54,25 +54,25 @@ function statusSection(d: JobPageData, s: JobPageState): Html {
   if (job.archived) {
     parts.push(html`<p class="notice">This job is archived: it is off the board and refuses every change until it is restored.</p>`)
     parts.push(actionForm(d, s, 'restore', html`<button type="submit">Restore</button>`))
-    return html`<section class="job-section" aria-labelledby="h-status"><h2 id="h-status">Status</h2>${parts}</section>`
+    return html`<section class="job-section"><h2 id="h-status">Status</h2>${parts}</section>`
   }
   const status = job.status as JobStatus
   if (!isFinished(status)) {
     const moves = nextMoves(status, 'patch', job.unit !== null).filter((m) => m.to !== 'cancelled' && m.to !== 'goa')
     if (moves.length) {
-      parts.push(actionForm(d, s, 'move', html`<div class="button-row">${moves.map((m) => html`<button type="submit" name="to" value="${m.to}">Move to ${label(m.to)}</button>`)}</div>`, { label: 'Move' }))
+      parts.push(actionForm(d, s, 'move', html`<div class="button-row">${moves.map((m) => html`<button type="submit" name="to" value="${m.to}">Move to ${label(m.to)}</button>`)}</div>`))
     }
     if (job.unit === null) parts.push(html`<p class="hint">Assign a unit to dispatch the job.</p>`)
     const canGoa = nextMoves(status, 'patch', job.unit !== null).some((m) => m.to === 'goa')
     const cancelForm = s.forms?.cancel ?? blankForm()
     parts.push(actionForm(d, s, 'cancel', html`${inputField(cancelForm, { name: 'reason', label: 'Reason', hint: 'Needed to cancel (3 to 500 characters); optional for GOA.', maxlength: 500 })}
-<div class="button-row"><button type="submit" name="to" value="cancelled" class="button-danger">Cancel job</button>${canGoa ? html`<button type="submit" name="to" value="goa" class="button-secondary">GOA</button>` : ''}</div>`, { label: 'Cancel or GOA' }))
+<div class="button-row"><button type="submit" name="to" value="cancelled" class="button-danger">Cancel job</button>${canGoa ? html`<button type="submit" name="to" value="goa" class="button-secondary">GOA</button>` : ''}</div>`))
   } else {
     const reopenForm = s.forms?.reopen ?? blankForm()
-    parts.push(actionForm(d, s, 'reopen', html`${inputField(reopenForm, { name: 'reason', label: 'Reason', hint: 'Why the job is reopened (3 to 500 characters).', required: true, maxlength: 500 })}<button type="submit">Reopen</button>`, { label: 'Reopen' }))
+    parts.push(actionForm(d, s, 'reopen', html`${inputField(reopenForm, { name: 'reason', label: 'Reason', hint: 'Why the job is reopened (3 to 500 characters).', required: true, maxlength: 500 })}<button type="submit">Reopen</button>`))
   }
   parts.push(actionForm(d, s, 'archive', html`<button type="submit" class="button-secondary">Archive</button>`, { class: 'job-action job-action-inline' }))
-  return html`<section class="job-section" aria-labelledby="h-status"><h2 id="h-status">Status: ${label(job.status)}</h2>${parts}</section>`
+  return html`<section class="job-section"><h2 id="h-status">Status: ${label(job.status)}</h2>${parts}</section>`
 }
 
 /** The unit, and Assign / Unassign. */
@@ -84,26 +84,26 @@ function unitSection(d: JobPageData, s: JobPageState): Html {
   if (!job.archived && !finished) {
     const assignForm = s.forms?.assign ?? blankForm(job.unit ? { unit_id: job.unit.id } : {})
     if (d.units.length) {
-      parts.push(actionForm(d, s, 'assign', html`${selectField(assignForm, { name: 'unit_id', label: 'Unit', required: true, placeholder: 'Choose a unit', options: d.units.map((u) => ({ value: u.id, label: `${u.name} (${u.status.replace('_', ' ')})` })) })}<button type="submit">Assign</button>`, { label: 'Assign' }))
+      parts.push(actionForm(d, s, 'assign', html`${selectField(assignForm, { name: 'unit_id', label: 'Unit', required: true, placeholder: 'Choose a unit', options: d.units.map((u) => ({ value: u.id, label: `${u.name} (${u.status.replace('_', ' ')})` })) })}<button type="submit">Assign</button>`))
     } else {
       parts.push(html`<p class="hint">No units yet: add one with <code>towline units add</code>.</p>`)
     }
     if (job.unit) parts.push(actionForm(d, s, 'unassign', html`<button type="submit" class="button-secondary">Unassign</button>`, { class: 'job-action job-action-inline' }))
   }
-  return html`<section class="job-section" aria-labelledby="h-unit"><h2 id="h-unit">Unit</h2>${parts}</section>`
+  return html`<section class="job-section"><h2 id="h-unit">Unit</h2>${parts}</section>`
 }
 
 /** The links: tracking (customer) and driver, with New tracking link and Resend driver link. */
 function linksSection(d: JobPageData, s: JobPageState): Html {
   const { job } = d
   const writable = !job.archived
-  return html`<section class="job-section" aria-labelledby="h-links"><h2 id="h-links">Links</h2>
+  return html`<section class="job-section"><h2 id="h-links">Links</h2>
 <dl class="job-fields">
 <dt>Tracking link (customer)</dt><dd><a href="${job.tracking_url}" class="break">${job.tracking_url}</a></dd>
 <dt>Driver link</dt><dd>${d.driverUrl ? html`<a href="${d.driverUrl}" class="break">${d.driverUrl}</a>` : 'None: no unit holds the job.'}</dd>
 </dl>
-${writable ? actionForm(d, s, 'tracking-link', html`<p class="hint">The old tracking link stops working at once; nobody is texted.</p><button type="submit" class="button-secondary">New tracking link</button>`, { label: 'New tracking link' }) : ''}
-${writable && d.driverUrl && !isFinished(job.status) ? actionForm(d, s, 'driver-link', html`<button type="submit" class="button-secondary">Resend driver link</button>`, { label: 'Resend driver link' }) : ''}
+${writable ? actionForm(d, s, 'tracking-link', html`<p class="hint">The old tracking link stops working at once; nobody is texted.</p><button type="submit" class="button-secondary">New tracking link</button>`) : ''}
+${writable && d.driverUrl && !isFinished(job.status) ? actionForm(d, s, 'driver-link', html`<button type="submit" class="button-secondary">Resend driver link</button>`) : ''}
 </section>`
 }
 
@@ -113,7 +113,7 @@ function fieldsSection(d: JobPageData): Html {
   const row = (name: string, value: Html | string | null | undefined) => html`<dt>${name}</dt><dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`
   const ts = job.timestamps as Record<string, string | null>
   const milestones = Object.entries(ts).filter(([, v]) => v)
-  return html`<section class="job-section" aria-labelledby="h-details"><h2 id="h-details">Details</h2>
+  return html`<section class="job-section"><h2 id="h-details">Details</h2>
 <dl class="job-fields">
 ${row('Customer', job.customer.name)}
 ${row('Phone', job.customer.phone ? html`<a href="${`tel:${job.customer.phone}`}">${job.customer.phone}</a>` : null)}
@@ -148,7 +148,7 @@ function editSection(d: JobPageData, s: JobPageState): Html {
   const { job } = d
   if (job.archived) return html``
   const form = s.forms?.edit ?? blankForm(editValues(d))
-  return html`<section class="job-section" aria-labelledby="h-edit"><h2 id="h-edit">Edit</h2>
+  return html`<section class="job-section"><h2 id="h-edit">Edit</h2>
 ${actionForm(d, s, 'edit', html`<fieldset><legend>Customer</legend>
 ${inputField(form, { name: 'customer_name', label: 'Customer name', required: true, maxlength: 200, autocomplete: 'off' })}
 ${inputField(form, { name: 'customer_phone', label: 'Phone', type: 'tel', autocomplete: 'off' })}
@@ -174,7 +174,7 @@ ${inputField(form, { name: 'quote', label: 'Quote', inputmode: 'decimal', hint: 
 ${inputField(form, { name: 'final_price', label: 'Final price', inputmode: 'decimal', hint: 'Dollars and cents, e.g. 185.00.' })}
 ${inputField(form, { name: 'payment_method', label: 'Payment method', maxlength: 64, hint: 'e.g. card, cash, motor_club_account.' })}
 </fieldset>
-<button type="submit">Save changes</button>`, { label: 'Edit the job' })}
+<button type="submit">Save changes</button>`)}
 </section>`
 }
 
@@ -195,9 +195,9 @@ export function editValues(d: JobPageData): Record<string, string> {
 function notesSection(d: JobPageData, s: JobPageState): Html {
   const notes = d.events.filter((e) => e.type === 'job.note_added')
   const form = s.forms?.note ?? blankForm()
-  return html`<section class="job-section" aria-labelledby="h-notes"><h2 id="h-notes">Notes</h2>
+  return html`<section class="job-section"><h2 id="h-notes">Notes</h2>
 ${notes.length ? html`<ul class="notes">${notes.map((n) => html`<li><p>${String(n.detail.text ?? '')}</p><p class="meta">${n.detail.customer_visible ? 'Visible to customer' : 'Internal'} · ${who(d, n)} · ${time(n.created_at)}</p></li>`)}</ul>` : html`<p>No notes yet.</p>`}
-${d.job.archived ? '' : actionForm(d, s, 'note', html`${textareaField(form, { name: 'note', label: 'Note', required: true, rows: 3, maxlength: 2000 })}${checkboxField(form, { name: 'customer_visible', label: 'Visible to customer' })}<button type="submit">Add note</button>`, { label: 'Add note' })}
+${d.job.archived ? '' : actionForm(d, s, 'note', html`${textareaField(form, { name: 'note', label: 'Note', required: true, rows: 3, maxlength: 2000 })}${checkboxField(form, { name: 'customer_visible', label: 'Visible to customer' })}<button type="submit">Add note</button>`)}
 </section>`
 }
 
@@ -231,7 +231,7 @@ function timelineSection(d: JobPageData): Html {
   const loose = d.texts.filter((t) => !t.event_id || !d.events.some((e) => e.id === t.event_id))
   const textItem = (t: (typeof d.texts)[number]) => html`<li class="text-item" data-text-status="${t.status}">Text to ${t.recipient}${t.to ? html` ${t.to}` : ''}: <strong>${t.status}</strong>${t.skip_reason ? ` (${t.skip_reason})` : ''}${t.error ? ` (${t.error})` : ''}<br><span class="text-body">${t.body}</span></li>`
   const items = [...d.events].reverse().map((e) => html`<li data-event-type="${e.type}"><p><span class="event-type">${e.type}</span> ${eventText(e)}</p><p class="meta">${who(d, e)} · ${time(e.created_at)}</p>${textsBy.has(e.id) ? html`<ul class="texts">${textsBy.get(e.id)!.map(textItem)}</ul>` : ''}</li>`)
-  return html`<section class="job-section job-timeline" aria-labelledby="h-timeline"><h2 id="h-timeline">Timeline</h2>
+  return html`<section class="job-section job-timeline"><h2 id="h-timeline">Timeline</h2>
 <ol class="timeline" reversed>${items}</ol>
 ${loose.length ? html`<h3>Other texts</h3><ul class="texts">${loose.map(textItem)}</ul>` : ''}
 </section>`
