@@ -42,7 +42,7 @@ export function boardRoutes(session: SessionPlugin, deps: RouteDeps) {
 <p class="live-status" role="status" id="live-status">Live updates start when the page's script loads.</p>
 </div>
 <div class="board-layout">
-<div class="board" id="board" data-position="${position}" data-now="${now}">
+<div class="board board-columns" id="board" data-position="${position}" data-now="${now}">
 ${boardColumns(jobs, now)}
 </div>
 <aside class="board-map" aria-labelledby="map-heading">
