@@ -74,8 +74,8 @@ describe('signing in', () => {
     const res = await post('/login', { email: '', password: '' })
     expect(res.status).toBe(422)
     const body = await res.text()
-    expect(body).toContain('id="email-error"')
-    expect(body).toContain('id="password-error"')
+    expect(body).toMatch(/id="f-email-error">[^<]+</)
+    expect(body).toMatch(/id="f-password-error">[^<]+</)
   })
 
   test('a sign-in posted from another origin is refused before anything is read', async () => {
