@@ -2,11 +2,13 @@ import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
 import { addNote } from '../jobs/add-note'
+import { addPhoto } from '../jobs/add-photo'
 import { archiveJob, restoreJob } from '../jobs/archive-job'
 import { assignJob } from '../jobs/assign-job'
 import { changeStatus } from '../jobs/change-status'
 import { isStatus, type JobStatus } from '../jobs/job-status'
 import { UpdateJobBody } from '../jobs/job.model'
+import { readJobPhoto } from '../jobs/job-photos'
 import { reopenJob } from '../jobs/reopen-job'
 import { replaceTrackingLink } from '../jobs/replace-tracking-link'
 import { unassignJob } from '../jobs/unassign-job'
@@ -31,7 +33,7 @@ const DONE: Record<string, string> = {
   created: 'Job created.', moved: 'Status changed.', cancelled: 'Job cancelled.', goa: 'Marked GOA.', assigned: 'Unit assigned.',
   unassigned: 'Unit taken off the job.', reopened: 'Job reopened.', note: 'Note added.', archived: 'Job archived.', restored: 'Job restored.',
   tracking_link: 'New tracking link made; the old one no longer works.', driver_link: 'Driver link sent again.',
-  driver_link_skipped: 'The driver link text was not sent (see Timeline for why).', saved: 'Changes saved.', unchanged: 'Nothing to save: no field was changed.',
+  driver_link_skipped: 'The driver link text was not sent (see Timeline for why).', photo: 'Photo added.', saved: 'Changes saved.', unchanged: 'Nothing to save: no field was changed.',
 }
 
 const checkUpdate = compileChecker(UpdateJobBody, 'body')
@@ -121,6 +123,7 @@ function runAction(ctx: OperationContext, id: string, action: JobAction, f: Form
     case 'restore': restoreJob(ctx, id, guard); return 'restored'
     case 'tracking-link': replaceTrackingLink(ctx, id, guard); return 'tracking_link'
     case 'driver-link': return resendDriverLink(ctx, id, guard).skipReason ? 'driver_link_skipped' : 'driver_link'
+    case 'photo': throw new AppError('not_found', 'Photos are posted to /jobs/{id}/photos.', {})
     case 'edit': {
       const now = jobVersion(ctx, id)
       if (version !== null && now.version !== version) {
@@ -141,6 +144,7 @@ function fieldFor(action: JobAction, path: string): string {
   if (action === 'note') return 'note'
   if (action === 'cancel' || action === 'reopen') return 'reason'
   if (action === 'assign') return 'unit_id'
+  if (action === 'photo') return 'photo'
   return EDIT_FIELD_OF[p] ?? p
 }
 
@@ -152,56 +156,78 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
     return dashboardPage({ title: data.job.customer.name, user, active: 'jobs', body: body.text, status, scripts: ['dashboard.js', 'job.js'] })
   }
 
+  /**
+   * Runs one posted action: its form's idempotency key around the operation, then 303 back to the
+   * page saying what was done; a refusal renders the page as it is now with one alert and the
+   * refused form's values and messages.
+   */
+  const perform = (ctx: OperationContext, user: SessionUser, id: string, action: JobAction, f: FormFields, extra: Record<string, string>,
+    run: (guard: { expectedStatus?: string }, version: number | null) => string): Response => {
+    const expected = text(f, 'expected_status')
+    const guard = isStatus(expected) ? { expectedStatus: expected } : {}
+    const version = /^\d{1,12}$/.test(text(f, 'version')) ? Number(text(f, 'version')) : null
+    const key = text(f, 'idempotency_key')
+    const formKey = /^[0-9A-Za-z]{24}\.[a-z-]{2,20}$/.test(key) ? key : undefined
+    const values = postedValues(f)
+    try {
+      // The form's own key: a double click or a resent form does the action once.
+      const made = withIdempotency(deps, idempotencyOwner(ctx.actor), formKey, { method: 'POST', path: `/jobs/${id}/${action}`, body: { ...values, ...extra } },
+        () => ({ status: 200, body: { done: run(guard, version) } }))
+      const done = (made.body as { done: string }).done
+      return new Response(null, { status: 303, headers: { location: `/jobs/${encodeURIComponent(id)}?done=${done}` } })
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err
+      const keep = formKey?.split('.')[0]
+      // One visible alert, at the top of the page; the refused form keeps what was typed and its fields' messages.
+      const form: FormState = { values, errors: {}, alert: '' }
+      switch (err.errorCode) {
+        case 'job_stale': {
+          const now = String(err.details.current_status ?? '')
+          const alert = action === 'edit'
+            ? `Someone else changed this job while you were editing it (it is now ${label(now)}). Nothing was saved: your changes are kept below; check them against the job and save again.`
+            : `Someone else changed this job first: it is now ${label(now)}, not ${label(expected)} as this page showed. Nothing was done; the page now shows the job as it is.`
+          return render(ctx, user, id, { alert, forms: { [action]: form }, formKey: keep }, 409)
+        }
+        case 'validation_failed':
+        case 'job_reason_required': {
+          const fields = (err.details.fields as FieldProblem[] | undefined) ?? [{ path: String(err.details.field ?? 'reason'), message: err.message }]
+          for (const p of fields) form.errors[fieldFor(action, p.path)] ??= p.message
+          const alert = err.errorCode === 'job_reason_required' ? `${err.message} Nothing was done.` : `Nothing was ${action === 'edit' ? 'saved' : 'done'}: correct the field${fields.length === 1 ? '' : 's'} marked below.`
+          return render(ctx, user, id, { alert, forms: { [action]: form }, formKey: keep }, 422)
+        }
+        case 'idempotency_key_reused':
+          return render(ctx, user, id, { alert: 'This form was already sent from this page with other values. Nothing more was done; the page now shows the job as it is.' }, 409)
+        case 'job_transition_refused':
+        case 'invalid_state':
+        case 'conflict':
+          return render(ctx, user, id, { alert: err.message, forms: { [action]: form }, formKey: keep }, 409)
+        default:
+          throw err
+      }
+    }
+  }
+
   return new Elysia({ name: 'towline.job-page' }).use(routeProps).use(session)
     .get('/jobs/:id', ({ ctx, user, params, query }) => {
       const done = typeof query.done === 'string' ? DONE[query.done] : undefined
       return render(ctx, user, params.id, { done })
     }, { signedIn: 'dispatcher' })
+    .get('/jobs/:id/photos/:photoId', ({ ctx, params }) => {
+      const photo = readJobPhoto(ctx, params.id, params.photoId)
+      // Private to the account's sessions; the bytes never change under an id.
+      return new Response(photo.data as Uint8Array<ArrayBuffer>, { headers: { 'content-type': photo.contentType, 'cache-control': 'private, max-age=86400, immutable', etag: `"${photo.sha256}"`, 'content-disposition': 'inline' } })
+    }, { signedIn: 'dispatcher' })
+    .post('/jobs/:id/photos', async ({ ctx, user, params, body }) => {
+      const f = body as FormFields
+      const file = f.photo instanceof File ? f.photo : null
+      const bytes = file ? new Uint8Array(await file.arrayBuffer()) : new Uint8Array()
+      const sha256 = new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+      return perform(ctx, user, params.id, 'photo', f, { photo_sha256: sha256 }, (guard) => { addPhoto(ctx, params.id, bytes, guard); return 'photo' })
+    }, { signedIn: 'dispatcher', accepts: { kind: 'multipart', maxBytes: BODY_CAPS.photo, maxFields: 8 } })
     .post('/jobs/:id/:action', ({ ctx, user, params, body }) => {
       const action = params.action as JobAction
-      if (!(JOB_ACTIONS as readonly string[]).includes(action)) throw new AppError('not_found', `There is no job action ${params.action}.`, { action: params.action })
+      if (!(JOB_ACTIONS as readonly string[]).includes(action) || action === 'photo') throw new AppError('not_found', `There is no job action ${params.action}.`, { action: params.action })
       const f = body as FormFields
-      const expected = text(f, 'expected_status')
-      const guard = isStatus(expected) ? { expectedStatus: expected } : {}
-      const version = /^\d{1,12}$/.test(text(f, 'version')) ? Number(text(f, 'version')) : null
-      const key = text(f, 'idempotency_key')
-      const formKey = /^[0-9A-Za-z]{24}\.[a-z-]{2,20}$/.test(key) ? key : undefined
-      const values = postedValues(f)
-      try {
-        // The form's own key: a double click or a resent form does the action once.
-        const made = withIdempotency(deps, idempotencyOwner(ctx.actor), formKey, { method: 'POST', path: `/jobs/${params.id}/${action}`, body: values },
-          () => ({ status: 200, body: { done: runAction(ctx, params.id, action, f, guard, version) } }))
-        const done = (made.body as { done: string }).done
-        return new Response(null, { status: 303, headers: { location: `/jobs/${encodeURIComponent(params.id)}?done=${done}` } })
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err
-        const keep = formKey?.split('.')[0]
-        // One visible alert, at the top of the page; the refused form keeps what was typed and its fields' messages.
-        const form: FormState = { values, errors: {}, alert: '' }
-        switch (err.errorCode) {
-          case 'job_stale': {
-            const now = String(err.details.current_status ?? '')
-            const alert = action === 'edit'
-              ? `Someone else changed this job while you were editing it (it is now ${label(now)}). Nothing was saved: your changes are kept below; check them against the job and save again.`
-              : `Someone else changed this job first: it is now ${label(now)}, not ${label(expected)} as this page showed. Nothing was done; the page now shows the job as it is.`
-            return render(ctx, user, params.id, { alert, forms: { [action]: form }, formKey: keep }, 409)
-          }
-          case 'validation_failed':
-          case 'job_reason_required': {
-            const fields = (err.details.fields as FieldProblem[] | undefined) ?? [{ path: String(err.details.field ?? 'reason'), message: err.message }]
-            for (const p of fields) form.errors[fieldFor(action, p.path)] ??= p.message
-            const alert = err.errorCode === 'job_reason_required' ? `${err.message} Nothing was done.` : `Nothing was ${action === 'edit' ? 'saved' : 'done'}: correct the field${fields.length === 1 ? '' : 's'} marked below.`
-            return render(ctx, user, params.id, { alert, forms: { [action]: form }, formKey: keep }, 422)
-          }
-          case 'idempotency_key_reused':
-            return render(ctx, user, params.id, { alert: 'This form was already sent from this page with other values. Nothing more was done; the page now shows the job as it is.' }, 409)
-          case 'job_transition_refused':
-          case 'invalid_state':
-          case 'conflict':
-            return render(ctx, user, params.id, { alert: err.message, forms: { [action]: form }, formKey: keep }, 409)
-          default:
-            throw err
-        }
-      }
+      return perform(ctx, user, params.id, action, f, {}, (guard, version) => runAction(ctx, params.id, action, f, guard, version))
     }, { signedIn: 'dispatcher', accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 40 } })
 }

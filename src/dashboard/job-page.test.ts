@@ -14,6 +14,8 @@ beforeEach(() => { api = startTestApi(); key = api.key('all') })
 afterEach(() => api.close())
 
 const ORIGIN = 'http://towline.test'
+/** A real 1x1 PNG. */
+const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
 const PASSWORD = 'correct horse battery'
 
 async function signIn(email = 'ann@example.com', accountId = api.accountId): Promise<{ cookie: string; userId: string }> {
@@ -242,6 +244,41 @@ describe('the job page', () => {
     const [a, b] = await Promise.all([post(cookie, job.id, 'note', fields), post(cookie, job.id, 'note', fields)])
     expect([a.status, b.status]).toEqual([303, 303])
     expect((await apiGet(`/jobs/${job.id}/events`)).data.filter((e: any) => e.type === 'job.note_added')).toHaveLength(1)
+  })
+
+  test('Add photo keeps a real image in the database, shows it to the account only, and refuses what is not an image', async () => {
+    const { cookie, userId } = await signIn()
+    const job = await newJob()
+    const html = await (await get(`/jobs/${job.id}`, cookie)).text()
+    const hidden = formOf(html, 'photos')
+    const upload = (bytes: Uint8Array, name: string, type: string, c = cookie) => {
+      const fd = new FormData()
+      for (const [k, v] of Object.entries(hidden)) fd.set(k, v)
+      fd.set('photo', new File([bytes], name, { type }))
+      return api.raw(new Request(`${ORIGIN}/jobs/${job.id}/photos`, { method: 'POST', redirect: 'manual', headers: { cookie: c, origin: ORIGIN }, body: fd }))
+    }
+    // Text calling itself a JPEG: refused beside the field, nothing written.
+    const fake = await upload(new TextEncoder().encode('<svg onload=alert(1)>'), 'evil.jpg', 'image/jpeg')
+    expect(fake.status).toBe(422)
+    expect(await fake.text()).toMatch(/id="f-photo-error">must be a JPEG, PNG or WebP image</)
+    expect((await apiGet(`/jobs/${job.id}/events`)).data).toHaveLength(1)
+
+    const res = await upload(PNG, 'bumper.png', 'application/octet-stream')
+    expect(res.status).toBe(303)
+    const event = await lastEvent(job.id)
+    expect(event).toMatchObject({ type: 'job.photo_added', actor: 'dispatcher', detail: { content_type: 'image/png', bytes: PNG.length, by: 'dispatcher', user_id: userId } })
+    const src = `/jobs/${job.id}/photos/${event.detail.photo_id}`
+    const page = await (await get(`/jobs/${job.id}`, cookie)).text()
+    expect(page).toContain(`<a href="${src}"><img src="${src}"`)
+    const img = await get(src, cookie)
+    expect(img.status).toBe(200)
+    expect(img.headers.get('content-type')).toBe('image/png')
+    expect(new Uint8Array(await img.arrayBuffer())).toEqual(PNG)
+    // Not to another account, not without a session.
+    const { cookie: theirs } = await signIn('eve@other.example', api.account('Other Towing'))
+    expect((await get(src, theirs)).status).toBe(404)
+    expect((await api.raw(new Request(ORIGIN + src, { redirect: 'manual' }))).status).toBe(303)
+    expect((await upload(PNG, 'x.png', 'image/png', theirs)).status).toBe(404)
   })
 
   test('a form posted from another origin is refused and writes nothing', async () => {

@@ -12,7 +12,7 @@ import { STATUS_LABELS } from './labels'
 import { vehicleLine } from './board.page'
 
 /** The actions of the job page, by the path segment they post to. */
-export const JOB_ACTIONS = ['move', 'cancel', 'assign', 'unassign', 'reopen', 'note', 'archive', 'restore', 'tracking-link', 'driver-link', 'edit'] as const
+export const JOB_ACTIONS = ['move', 'cancel', 'assign', 'unassign', 'reopen', 'note', 'photo', 'archive', 'restore', 'tracking-link', 'driver-link', 'edit'] as const
 export type JobAction = (typeof JOB_ACTIONS)[number]
 
 /** What the page says besides the job: a refusal (`role="alert"`) or a done action (`role="status"`), and the forms' typed values. */
@@ -42,9 +42,9 @@ function guardFields(d: JobPageData, s: JobPageState, action: JobAction): Html {
 }
 
 /** An action's form: posts to /jobs/{id}/<action>. */
-function actionForm(d: JobPageData, s: JobPageState, action: JobAction, body: Html | Html[], extra: { class?: string } = {}): Html {
+function actionForm(d: JobPageData, s: JobPageState, action: JobAction, body: Html | Html[], extra: { class?: string; path?: string; enctype?: string } = {}): Html {
   const form = s.forms?.[action] ?? blankForm()
-  return html`<form${attrs({ method: 'post', action: `/jobs/${d.job.id}/${action}`, class: extra.class ?? 'job-action', novalidate: true })}>${formAlert(form)}${guardFields(d, s, action)}${body}</form>`
+  return html`<form${attrs({ method: 'post', action: `/jobs/${d.job.id}/${extra.path ?? action}`, enctype: extra.enctype, class: extra.class ?? 'job-action', novalidate: true })}>${formAlert(form)}${guardFields(d, s, action)}${body}</form>`
 }
 
 /** The status, and the buttons that move it. */
@@ -201,6 +201,21 @@ ${d.job.archived ? '' : actionForm(d, s, 'note', html`${textareaField(form, { na
 </section>`
 }
 
+/** Photos (each thumbnail a link to the full image) and Add photo. */
+function photosSection(d: JobPageData, s: JobPageState): Html {
+  const form = s.forms?.photo ?? blankForm()
+  const error = form.errors.photo
+  const shot = (p: JobPageData['photos'][number], i: number) => {
+    const src = `/jobs/${d.job.id}/photos/${p.id}`
+    const by = d.names.get(p.user_id ?? p.unit_id ?? '') ?? p.taken_by
+    return html`<li><a href="${src}"><img src="${src}" alt="${`Photo ${i + 1}, by ${by}`}" width="160" height="120" loading="lazy"></a><p class="meta">${p.taken_by} (${by}) · ${time(p.created_at)}</p></li>`
+  }
+  return html`<section class="job-section"><h2>Photos</h2>
+${d.photos.length ? html`<ul class="photos">${d.photos.map(shot)}</ul>` : html`<p>No photos yet.</p>`}
+${d.job.archived ? '' : actionForm(d, s, 'photo', html`<div class="field"><label for="f-photo">Photo</label><p class="field-hint" id="f-photo-hint">JPEG, PNG or WebP, up to 10 MB.</p><input${attrs({ type: 'file', id: 'f-photo', name: 'photo', accept: 'image/jpeg,image/png,image/webp', capture: 'environment', required: true, 'aria-invalid': error ? 'true' : undefined, 'aria-describedby': error ? 'f-photo-hint f-photo-error' : 'f-photo-hint' })}><p class="field-error" id="f-photo-error">${error ?? ''}</p></div><button type="submit">Add photo</button>`, { path: 'photos', enctype: 'multipart/form-data' })}
+</section>`
+}
+
 /** Who acted, in words: the actor and the user, key or unit it names. */
 function who(d: JobPageData, e: PageEvent): string {
   const id = (e.detail.user_id ?? e.detail.key_id ?? e.detail.unit_id) as string | undefined
@@ -220,6 +235,7 @@ function eventText(e: PageEvent): string {
     case 'job.updated': return `Changed ${((e.detail.fields as string[] | undefined) ?? []).join(', ')}`
     case 'job.eta_updated': return `ETA ${String(e.detail.eta_at ?? 'cleared')}`
     case 'job.customer_message': return `Customer wrote: ${String(e.detail.text ?? '')}`
+    case 'job.photo_added': return `Photo added (${String(e.detail.content_type ?? '')}, ${Math.round(Number(e.detail.bytes ?? 0) / 1024)} KB)`
     default: return e.type.replace(/^job\./, '').replace(/_/g, ' ')
   }
 }
@@ -257,6 +273,7 @@ ${unitSection(d, s)}
 ${fieldsSection(d)}
 ${editSection(d, s)}
 ${notesSection(d, s)}
+${photosSection(d, s)}
 ${linksSection(d, s)}
 </div>
 ${timelineSection(d)}

@@ -112,6 +112,16 @@ describe('the job page in Chromium', () => {
     expect((await api('GET', `/jobs/${id}`)).body).toMatchObject({ pickup: { location: 'Hwy 26 mile 41, eastbound' }, quote_cents: 18500 })
     await byMe('job.updated')
 
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64')
+    await page.getByLabel('Photo', { exact: true }).setInputFiles({ name: 'scene.png', mimeType: 'image/png', buffer: png })
+    await click(page, 'Add photo')
+    expect(await lastEvent(id)).toMatchObject({ type: 'job.photo_added', actor: 'dispatcher', detail: { content_type: 'image/png', bytes: png.length, by: 'dispatcher', user_id: me } })
+    // The thumbnail shows the stored image, and links to it at full size.
+    const thumb = page.locator('.photos img').first()
+    await thumb.scrollIntoViewIfNeeded()
+    await thumb.evaluate((img: HTMLImageElement) => img.decode())
+    expect(await thumb.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1)
+
     const textsBefore = (await api('GET', `/jobs/${id}/texts`)).body.data.length
     await click(page, 'Resend driver link')
     expect((await api('GET', `/jobs/${id}/texts`)).body.data).toHaveLength(textsBefore + 1)
