@@ -254,7 +254,7 @@ describe('the job page', () => {
     const upload = (bytes: Uint8Array, name: string, type: string, c = cookie) => {
       const fd = new FormData()
       for (const [k, v] of Object.entries(hidden)) fd.set(k, v)
-      fd.set('photo', new File([bytes], name, { type }))
+      fd.set('photo', new File([bytes as Uint8Array<ArrayBuffer>], name, { type }))
       return api.raw(new Request(`${ORIGIN}/jobs/${job.id}/photos`, { method: 'POST', redirect: 'manual', headers: { cookie: c, origin: ORIGIN }, body: fd }))
     }
     // Text calling itself a JPEG: refused beside the field, nothing written.
