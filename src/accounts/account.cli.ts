@@ -4,7 +4,7 @@ import { systemClock } from '../platform/clock'
 import { createAccount, ensureDefaultAccount } from './create-account'
 import { createKey, KeyInputError } from './create-key'
 import { revokeKey } from './revoke-key'
-import { findAccountById, listAccounts, listKeys, listSites } from './account.queries'
+import { findAccountById, findKey, listAccounts, listKeys, listSites } from './account.queries'
 import { SCOPES } from './scopes'
 import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
 import { iso } from '../platform/clock'
@@ -12,6 +12,7 @@ import { addSite, SiteInputError } from './add-site'
 import { AccountInputError, updateAccount } from './update-account'
 import type { AccountRow } from './account.queries'
 import type { Db } from '../db/client'
+import { createContextFactory } from '../operations/context-factory'
 
 /** The account an operator command names with --account (or a positional id), else the default one. */
 function accountFor(db: Db, id: string | undefined): AccountRow {
@@ -37,12 +38,12 @@ everything as JSON with --json). Only a SHA-256 hash and a short prefix are stor
   --account ID       the account (default: the installation's default account)`,
   options: { ...DB_OPTIONS, name: { type: 'string' }, scopes: { type: 'string' }, site: { type: 'string', multiple: true }, account: { type: 'string' } },
   positionals: 0,
-  run: ({ values }) => withDb(values, (db) => {
+  run: ({ values }) => withDb(values, (db, _config, links) => {
     if (!values.name) throw new UsageError('--name is required')
     if (!values.scopes) throw new UsageError(`--scopes is required (from ${SCOPES.join(', ')})`)
-    const accountId = values.account ?? ensureDefaultAccount(db, systemClock).account.id
+    const account = accountFor(db, values.account)
     try {
-      const key = createKey(db, systemClock, { accountId, name: values.name, scopes: String(values.scopes).split(','), sites: values.site })
+      const key = createKey(createContextFactory({ db, clock: systemClock, links }).forOperator(account.id), { name: values.name, scopes: String(values.scopes).split(','), sites: values.site })
       if (values.json) return printJson(key)
       process.stdout.write(key.key + '\n')
       process.stderr.write(
@@ -51,7 +52,7 @@ everything as JSON with --json). Only a SHA-256 hash and a short prefix are stor
         'Store the key now: it is not shown again. Send it as "Authorization: Bearer <key>".\n',
       )
     } catch (err) {
-      if (err instanceof KeyInputError) throw new UsageError(err.message)
+      if (err instanceof KeyInputError) throw new UsageError(err.fields.map((f) => `--${f.path === 'sites' ? 'site' : f.path}: ${f.message}`).join('; '))
       throw err
     }
   }),
@@ -82,11 +83,13 @@ const keysRevoke: Command = {
   usage: 'towline keys revoke KEY_ID [--db FILE] [--json]\n\nKEY_ID is the key id (key_...) or its prefix as shown by keys list.',
   options: DB_OPTIONS,
   positionals: 1,
-  run: ({ values, positionals }) => withDb(values, (db) => {
+  run: ({ values, positionals }) => withDb(values, (db, _config, links) => {
     const id = positionals[0]
     if (!id) throw new UsageError('which key? give its id (key_...)')
-    const result = revokeKey(db, systemClock, id)
-    if (!result) { process.stderr.write(`No key ${id}.\n`); return 1 }
+    // The console names a key of any account: its own account is the one acted for.
+    const found = findKey(db, id)
+    if (!found) { process.stderr.write(`No key ${id}.\n`); return 1 }
+    const result = revokeKey(createContextFactory({ db, clock: systemClock, links }).forOperator(found.accountId), found.id)
     if (values.json) return void printJson({ id: result.key.id, revoked_at: iso(result.key.revokedAt), already_revoked: result.alreadyRevoked })
     process.stdout.write(result.alreadyRevoked ? `${result.key.id} was already revoked.\n` : `Revoked ${result.key.id} "${result.key.name}".\n`)
   }),

@@ -224,8 +224,8 @@ describe('the operations behind the CLI', () => {
   test('a key cannot be limited to another account\'s site', () => {
     const other = api.account('Fourth Towing')
     const theirSite = addSite(api.db, api.clock, { accountId: other, name: 'Far' })
-    expect(() => createKey(api.db, api.clock, { accountId: api.accountId, name: 'k', scopes: ['jobs:read'], sites: [theirSite.id] })).toThrow(KeyInputError)
-    expect(() => createKey(api.db, api.clock, { accountId: api.accountId, name: 'k', scopes: ['jobs:read'], sites: ['Far'] })).toThrow(KeyInputError)
+    expect(() => createKey(api.contexts.forOperator(api.accountId), { name: 'k', scopes: ['jobs:read'], sites: [theirSite.id] })).toThrow(KeyInputError)
+    expect(() => createKey(api.contexts.forOperator(api.accountId), { name: 'k', scopes: ['jobs:read'], sites: ['Far'] })).toThrow(KeyInputError)
   })
 
   test('an account update stores phones in E.164, clears with "", and refuses a bad one changing nothing', () => {
