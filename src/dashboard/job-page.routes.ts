@@ -9,6 +9,7 @@ import { changeStatus } from '../jobs/change-status'
 import { isStatus, type JobStatus } from '../jobs/job-status'
 import { UpdateJobBody } from '../jobs/job.model'
 import { readJobPhoto } from '../jobs/job-photos'
+import { readJobView } from '../jobs/present-job'
 import { reopenJob } from '../jobs/reopen-job'
 import { replaceTrackingLink } from '../jobs/replace-tracking-link'
 import { unassignJob } from '../jobs/unassign-job'
@@ -129,7 +130,7 @@ function runAction(ctx: OperationContext, id: string, action: JobAction, f: Form
       if (version !== null && now.version !== version) {
         throw new AppError('job_stale', 'This job changed since the page was loaded; nothing was saved.', { expected_status: guard.expectedStatus ?? now.status, current_status: now.status })
       }
-      const made = editBody(ctx, editValues(readJobPage(ctx, id)), f)
+      const made = editBody(ctx, editValues(readJobView(ctx.db, ctx.links, ctx.scope, id)), f)
       if ('problems' in made) throw validationFailed(made.problems)
       if (!Object.keys(made.body).length) return 'unchanged'
       updateJob(ctx, id, { ...made.body, expected_status: guard.expectedStatus as JobStatus | undefined } as UpdateJobBody)

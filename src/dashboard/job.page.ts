@@ -147,7 +147,7 @@ ${milestones.length ? html`<h3>Milestones</h3><dl class="job-fields">${milestone
 function editSection(d: JobPageData, s: JobPageState): Html {
   const { job } = d
   if (job.archived) return html``
-  const form = s.forms?.edit ?? blankForm(editValues(d))
+  const form = s.forms?.edit ?? blankForm(editValues(job))
   return html`<section class="job-section"><h2 id="h-edit">Edit</h2>
 ${actionForm(d, s, 'edit', html`<fieldset><legend>Customer</legend>
 ${inputField(form, { name: 'customer_name', label: 'Customer name', required: true, maxlength: 200, autocomplete: 'off' })}
@@ -179,8 +179,7 @@ ${inputField(form, { name: 'payment_method', label: 'Payment method', maxlength:
 }
 
 /** The edit form's values for the job as it is. */
-export function editValues(d: JobPageData): Record<string, string> {
-  const { job } = d
+export function editValues(job: JobPageData['job']): Record<string, string> {
   return {
     customer_name: job.customer.name, customer_phone: job.customer.phone ?? '', sms_consent: job.customer.sms_consent ? 'on' : '',
     pickup: job.pickup.location, destination: job.destination ?? '',
