@@ -27,6 +27,7 @@ import { createSessionGuard, sessionPlugin, type PageRole } from './users/sessio
 import { signInRoutes } from './users/sign-in.routes'
 import { boardRoutes } from './dashboard/board.routes'
 import { newJobRoutes } from './dashboard/new-job.routes'
+import { settingsRoutes } from './settings/settings.routes'
 import { assetRoutes, loadPageAssets } from './pages/assets'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -105,6 +106,7 @@ export function createApp(appDeps: AppDeps) {
     .use(signInRoutes(session, requireSession, deps))
     .use(boardRoutes(session, deps))
     .use(newJobRoutes(session, deps))
+    .use(settingsRoutes(session, deps))
     .use(linkRoutes(deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)

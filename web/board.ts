@@ -109,6 +109,8 @@ function connect() {
     on: {
       job: (data) => apply(data as JobMessage),
       resync: () => { void resync() },
+      // The session ended (signed out elsewhere, a new password, the login disabled): the stream stops here.
+      signed_out: () => location.assign('/login?next=/board'),
     },
     onState: (state) => say(state === 'open' ? 'Live: changes appear as they happen.' : state === 'connecting' ? 'Connection lost: reconnecting…' : 'Not live.'),
   })
