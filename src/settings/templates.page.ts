@@ -33,7 +33,7 @@ function entry(e: TemplateEntry): Html {
   const preview = e.preview
     ? html`<p class="template-preview"><span class="muted">Preview with sample values:</span> <span>${e.preview.text}</span><br><span class="muted">${e.preview.segments} segment${e.preview.segments === 1 ? '' : 's'} (${e.preview.units} ${e.preview.encoding === 'GSM-7' ? 'characters' : 'characters outside plain text: 70 a segment'})</span></p>`
     : ''
-  return html`<section class="template" id="template-${view.name}" aria-label="${about.title}">
+  return html`<section class="template" id="template-${view.name}">
 <form method="post" action="/settings/templates/${view.name}" novalidate>
 ${formAlert(e.form)}
 ${textareaField(e.form, { name: view.name, label: about.title, rows: 3, maxlength: 1530,

@@ -42,7 +42,7 @@ ${p.done ? html`<p class="notice notice-ok" role="status">${p.done}</p>` : ''}
 <h2 id="logins">Logins</h2>
 <p>Owners do everything; dispatchers work jobs and the board, not Developers or Settings. Disable ends a login's sessions at once; Reset password makes a new one and ends its sessions.</p>
 <div class="table-scroll">
-<table aria-labelledby="logins">
+<table class="users-table" aria-labelledby="logins">
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Last sign-in</th><th scope="col">Actions</th></tr></thead>
 <tbody>
 ${p.users.map((u) => row(u, p.me))}
