@@ -428,4 +428,21 @@ describe('users', () => {
     await readUntil(() => text.includes('[end]'))
     expect(text).toContain('event: signed_out')
   })
+
+  test('a login disabled from the console (another process) loses its open board at the next heartbeat round', async () => {
+    const disp = await signedIn('disp@example.com', 'dispatcher')
+    const reader = (await get('/board/events', disp.cookie)).body!.getReader()
+    let text = ''
+    const pump = (async () => {
+      for (;;) {
+        const chunk = await reader.read()
+        if (chunk.done) return
+        text += new TextDecoder().decode(chunk.value)
+      }
+    })()
+    towline('users', 'disable', 'disp@example.com')
+    // Heartbeat rounds are 6 s apart: the stream ends within one, told why.
+    await Promise.race([pump, Bun.sleep(9000).then(() => { throw new Error(`stream still open: ${text}`) })])
+    expect(text).toContain('event: signed_out')
+  }, 15_000)
 })
