@@ -29,6 +29,7 @@ import { boardRoutes } from './dashboard/board.routes'
 import { newJobRoutes } from './dashboard/new-job.routes'
 import { jobPageRoutes } from './dashboard/job-page.routes'
 import { developersRoutes } from './developers/developers.routes'
+import { settingsRoutes } from './settings/settings.routes'
 import { assetRoutes, loadPageAssets } from './pages/assets'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -109,6 +110,7 @@ export function createApp(appDeps: AppDeps) {
     .use(newJobRoutes(session, deps))
     .use(jobPageRoutes(session, deps))
     .use(developersRoutes(session, deps))
+    .use(settingsRoutes(session, deps))
     .use(linkRoutes(deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)

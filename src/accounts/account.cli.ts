@@ -1,5 +1,5 @@
 import type { Command } from '../cli/cli'
-import { DB_OPTIONS, UsageError, printJson, table, withDb } from '../cli/cli'
+import { DB_OPTIONS, UsageError, asUsage, printJson, table, withDb } from '../cli/cli'
 import { systemClock } from '../platform/clock'
 import { createAccount, ensureDefaultAccount } from './create-account'
 import { createKey, KeyInputError } from './create-key'
@@ -9,10 +9,10 @@ import { SCOPES } from './scopes'
 import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
 import { iso } from '../platform/clock'
 import { addSite, SiteInputError } from './add-site'
-import { AccountInputError, updateAccount } from './update-account'
+import { updateAccount } from './update-account'
+import { createContextFactory } from '../operations/context-factory'
 import type { AccountRow } from './account.queries'
 import type { Db } from '../db/client'
-import { createContextFactory } from '../operations/context-factory'
 
 /** The account an operator command names with --account (or a positional id), else the default one. */
 function accountFor(db: Db, id: string | undefined): AccountRow {
@@ -131,31 +131,29 @@ const accountsList: Command = {
 
 /** An account as the operator commands print it. */
 function accountView(a: AccountRow) {
-  return { object: 'account' as const, id: a.id, name: a.name, default: a.isDefault, phone: a.phone, country: a.defaultCountry, sms_from: a.smsFrom, created_at: iso(a.createdAt) }
+  return { object: 'account' as const, id: a.id, name: a.name, default: a.isDefault, phone: a.phone, country: a.defaultCountry, sms_from: a.smsFrom, payment_url: a.paymentUrl, created_at: iso(a.createdAt) }
 }
 
 const accountsUpdate: Command = {
   name: 'accounts update',
-  summary: "Change an account's company name, phone, phone country or sending number",
-  usage: `towline accounts update [ACCOUNT_ID] [--name NAME] [--phone PHONE] [--country CC] [--sms-from PHONE] [--account ID] [--db FILE] [--json]
+  summary: "Change an account's company name, phone, phone country, sending number or payment link",
+  usage: `towline accounts update [ACCOUNT_ID] [--name NAME] [--phone PHONE] [--country CC] [--sms-from PHONE] [--payment-url URL] [--account ID] [--db FILE] [--json]
 
 The company name and phone are what customers see (texts, the HELP reply). --country is where
 numbers without +country are from (a two-letter ISO 3166 code such as US or GB). --sms-from is the number this
 account's texts go out from and replies come back to (Twilio); "" goes back to TWILIO_FROM.
-"--phone ''" clears the phone. Without ACCOUNT_ID (or --account): the default account.`,
-  options: { ...DB_OPTIONS, name: { type: 'string' }, phone: { type: 'string' }, country: { type: 'string' }, 'sms-from': { type: 'string' }, account: { type: 'string' } },
+--payment-url is the https address kept for the tracking page's Pay link; "" clears it.
+"--phone ''" clears the phone. Without ACCOUNT_ID (or --account): the default account.
+The dashboard's Settings page changes the same (owners).`,
+  options: { ...DB_OPTIONS, name: { type: 'string' }, phone: { type: 'string' }, country: { type: 'string' }, 'sms-from': { type: 'string' }, 'payment-url': { type: 'string' }, account: { type: 'string' } },
   positionals: 1,
-  run: ({ values, positionals }) => withDb(values, (db) => {
+  run: ({ values, positionals }) => withDb(values, async (db, _config, links) => {
     const account = accountFor(db, positionals[0] ?? values.account)
-    if ([values.name, values.phone, values.country, values['sms-from']].every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --phone, --country or --sms-from')
-    try {
-      const a = updateAccount(db, systemClock, account.id, { name: values.name, phone: values.phone, country: values.country, smsFrom: values['sms-from'] })
-      if (values.json) return printJson(accountView(a))
-      process.stdout.write(`${a.id} "${a.name}" phone ${a.phone ?? '(none)'}, numbers read in ${a.defaultCountry}, texts from ${a.smsFrom ?? 'TWILIO_FROM'}.\n`)
-    } catch (err) {
-      if (err instanceof AccountInputError) throw new UsageError(err.message)
-      throw err
-    }
+    if ([values.name, values.phone, values.country, values['sms-from'], values['payment-url']].every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --phone, --country, --sms-from or --payment-url')
+    const ctx = createContextFactory({ db, clock: systemClock, links }).forOperator(account.id)
+    const a = await asUsage(() => updateAccount(ctx, { name: values.name, phone: values.phone, country: values.country, smsFrom: values['sms-from'], paymentUrl: values['payment-url'] }))
+    if (values.json) return printJson(accountView(a))
+    process.stdout.write(`${a.id} "${a.name}" phone ${a.phone ?? '(none)'}, numbers read in ${a.defaultCountry}, texts from ${a.smsFrom ?? 'TWILIO_FROM'}, payment link ${a.paymentUrl ?? '(none)'}.\n`)
   }),
 }
 

@@ -163,7 +163,8 @@ describe('sessions', () => {
   })
 
   test('a new password or disabling the login ends its sessions', async () => {
-    await makeUser()
+    // A dispatcher: the account's last active owner cannot be disabled.
+    await makeUser('ann@example.com', 'dispatcher')
     const a = await signIn()
     await setUserPassword(api.contexts.forOperator(api.accountId), 'ann@example.com', 'another good password')
     expect((await get('/login', a)).status).toBe(200)
