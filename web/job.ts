@@ -34,6 +34,8 @@ function changed(words: string) {
 document.addEventListener('towline:live', (e) => {
   const { type, data } = (e as CustomEvent<{ type: string; data: unknown }>).detail
   if (type === 'resync') return changed('This job may have changed since the page was loaded.')
+  // The session ended elsewhere (signed out, a new password, the login disabled): to the sign-in page, back here after.
+  if (type === 'signed_out') return location.assign(`/login?next=${encodeURIComponent(location.pathname)}`)
   const m = data as JobMessage
   if (type !== 'job' || m?.event?.job_id !== jobId || m.event.sequence <= version) return
   const status = m.job?.status

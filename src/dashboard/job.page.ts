@@ -263,7 +263,7 @@ export function jobPageBody(d: JobPageData, s: JobPageState, livePosition: numbe
 <div class="page-alert" role="alert" id="page-alert">${s.alert ?? ''}</div>
 <p class="page-done" role="status" id="page-done">${s.done ?? ''}</p>
 <p class="job-changed" role="status" id="job-changed" hidden></p>
-<p class="live-status" id="job-live" data-live="${`/board/events?after=${livePosition}`}" data-live-events="job resync"><span data-live-status>Not live</span></p>
+<p class="live-status" id="job-live" data-live="${`/board/events?after=${livePosition}`}" data-live-events="job resync signed_out"><span data-live-status>Not live</span></p>
 </div>
 <div class="job-layout">
 <div class="job-main">
