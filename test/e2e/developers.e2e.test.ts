@@ -7,14 +7,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
-import { apiCaller, cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
-import { launchChromium } from '../browser/chromium'
+import { apiCaller, cli, freshFolder, type RunningServer } from '../binary'
+import { signedInPage, startDashboard, type Dashboard, type Login } from '../browser/dashboard'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
 import { makeTestCa, startReceiver } from '../https-receiver'
 
 let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
 let browser: Browser
+let stop: Dashboard['stop']
 let key: string
 /** The public URL (http://localhost:<port>): pages are opened where their own posts pass the same-origin check. */
 let base: string
@@ -26,35 +27,18 @@ const secrets: string[] = []
 const receiver = startReceiver(ca, { secrets: () => secrets })
 
 beforeAll(async () => {
-  folder = freshFolder()
-  server = await startServer(folder.bin, { cwd: folder.dir, env: { NODE_EXTRA_CA_CERTS: ca.caPath, TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' } })
-  key = createKeyWithCli(folder.bin, folder.dir, 'all')
-  base = server.url.replace('127.0.0.1', 'localhost')
-  for (const [u, role] of [[OWNER, 'owner'], [DISPATCHER, 'dispatcher']] as const) {
-    expect(cli(folder.bin, ['users', 'create', '--email', u.email, '--role', role, '--password', u.password], { cwd: folder.dir }).code).toBe(0)
-  }
-  browser = await launchChromium()
+  ;({ folder, server, key, base, browser, stop } = await startDashboard({ logins: [{ ...OWNER, role: 'owner' }, { ...DISPATCHER, role: 'dispatcher' }], env: { NODE_EXTRA_CA_CERTS: ca.caPath, TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' } }))
 }, 30_000)
 afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
+  await stop?.()
   receiver.stop()
-  folder?.cleanup()
 })
 
 const api = apiCaller(() => server, () => key)
 const keyCount = () => (JSON.parse(cli(folder.bin, ['keys', 'list', '--json'], { cwd: folder.dir }).stdout).data as unknown[]).length
 
-async function signIn(user: { email: string; password: string }, viewport = { width: 1280, height: 800 }): Promise<Page> {
-  const context = await browser.newContext({ viewport })
-  const page = await context.newPage()
-  await page.goto(`${base}/login`)
-  await page.getByLabel('Email').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL(`${base}/board`)
-  return page
-}
+/** A fresh context signed in as `user`, on the board. */
+const signIn = (user: Login, viewport = { width: 1280, height: 800 }): Promise<Page> => signedInPage(browser, base, user, viewport)
 
 /** Checks what every page must pass: axe-core, and no sideways scrolling at 360 px. */
 async function checkPage(page: Page) {

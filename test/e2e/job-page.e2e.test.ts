@@ -8,13 +8,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createServer, connect, type Socket } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
-import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
-import { launchChromium } from '../browser/chromium'
+import { cli, freshFolder, type RunningServer } from '../binary'
+import { createLogin, signedInPage, startDashboard, type Dashboard, type Login } from '../browser/dashboard'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
 
 let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
 let browser: Browser
+let stop: Dashboard['stop']
 let key: string
 let base: string
 let unit: string
@@ -22,32 +23,17 @@ const DISPATCHER = { email: 'disp@example.com', password: 'dispatch password 1' 
 const STRANGER = { email: 'eve@other.example', password: 'other password 12' }
 
 beforeAll(async () => {
-  folder = freshFolder()
-  server = await startServer(folder.bin, { cwd: folder.dir })
-  key = createKeyWithCli(folder.bin, folder.dir, 'all')
-  base = server.url.replace('127.0.0.1', 'localhost')
-  expect(cli(folder.bin, ['users', 'create', '--email', DISPATCHER.email, '--role', 'dispatcher', '--password', DISPATCHER.password], { cwd: folder.dir }).code).toBe(0)
+  ;({ folder, server, key, base, browser, stop } = await startDashboard({ logins: [{ ...DISPATCHER, role: 'dispatcher' }] }))
   const other = cli(folder.bin, ['accounts', 'create', '--name', 'Other Towing'], { cwd: folder.dir }).stdout.trim().split(/\s+/)[0]!
-  expect(cli(folder.bin, ['users', 'create', '--email', STRANGER.email, '--role', 'owner', '--password', STRANGER.password, '--account', other], { cwd: folder.dir }).code).toBe(0)
+  createLogin(folder, { ...STRANGER, role: 'owner' }, other)
   unit = cli(folder.bin, ['units', 'add', '--name', 'Truck 7', '--driver-phone', '503-555-0177'], { cwd: folder.dir }).stdout.trim().match(/^unit_[0-9A-Za-z]+/)![0]
-  browser = await launchChromium()
 }, 30_000)
 afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-  folder?.cleanup()
+  await stop?.()
 })
 
-async function signIn(user: { email: string; password: string }, viewport = { width: 1280, height: 900 }): Promise<Page> {
-  const context = await browser.newContext({ viewport })
-  const page = await context.newPage()
-  await page.goto(`${base}/login`)
-  await page.getByLabel('Email').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL(`${base}/board`)
-  return page
-}
+/** A fresh context signed in as `user`, on the board. */
+const signIn = (user: Login, viewport = { width: 1280, height: 900 }): Promise<Page> => signedInPage(browser, base, user, viewport)
 const api = (method: string, path: string, body?: unknown) =>
   fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
 const lastEvent = async (id: string) => (await api('GET', `/jobs/${id}/events?limit=100`)).body.data.at(-1)

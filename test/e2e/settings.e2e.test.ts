@@ -7,13 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
-import { apiCaller, cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
-import { launchChromium } from '../browser/chromium'
+import { apiCaller, cli, freshFolder, type RunningServer } from '../binary'
+import { signedInPage, startDashboard, type Dashboard, type Login } from '../browser/dashboard'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
 
 let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
 let browser: Browser
+let stop: Dashboard['stop']
 let key: string
 /** The public URL (http://localhost:<port>), where the pages' own posts pass the same-origin check. */
 let base: string
@@ -26,29 +27,14 @@ const towline = (...args: string[]) => {
 }
 
 beforeAll(async () => {
-  folder = freshFolder()
-  server = await startServer(folder.bin, { cwd: folder.dir })
-  key = createKeyWithCli(folder.bin, folder.dir, 'all')
-  base = server.url.replace('127.0.0.1', 'localhost')
-  expect(cli(folder.bin, ['users', 'create', '--email', OWNER.email, '--role', 'owner', '--password', OWNER.password], { cwd: folder.dir }).code).toBe(0)
-  browser = await launchChromium()
+  ;({ folder, server, key, base, browser, stop } = await startDashboard({ logins: [{ ...OWNER, role: 'owner' }] }))
 }, 30_000)
 afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-  folder?.cleanup()
+  await stop?.()
 })
 
-async function signIn(user: { email: string; password: string }, viewport = { width: 1280, height: 800 }): Promise<Page> {
-  const context = await browser.newContext({ viewport })
-  const page = await context.newPage()
-  await page.goto(`${base}/board`)
-  await page.getByLabel('Email', { exact: true }).fill(user.email)
-  await page.getByLabel('Password', { exact: true }).fill(user.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL(`${base}/board`)
-  return page
-}
+/** A fresh context signed in as `user`, on the board. */
+const signIn = (user: Login, viewport = { width: 1280, height: 800 }): Promise<Page> => signedInPage(browser, base, user, viewport)
 
 async function newJob(phone = '+15035550148') {
   const made = await api('POST', '/jobs', { customer: { name: 'Sam', phone, sms_consent: true }, pickup: { location: 'Exit 9' } })
