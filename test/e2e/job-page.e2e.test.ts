@@ -213,6 +213,21 @@ describe('the job page in Chromium', () => {
     cut.close()
   }, 30_000)
 
+  test('the keyboard alone adds a note: type, Tab to the box, Space, Tab to the button, Enter', async () => {
+    const made = await api('POST', '/jobs', { customer: { name: 'Keys Kim' }, pickup: { location: 'Exit 8' } })
+    const page = await signIn(DISPATCHER)
+    await page.goto(`${base}/jobs/${made.body.id}`)
+    await page.getByLabel('Note', { exact: true }).focus()
+    await page.keyboard.type('Typed without a mouse')
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Space')
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Add note')
+    await Promise.all([page.waitForURL(/\?done=note$/), page.keyboard.press('Enter')])
+    expect(await lastEvent(made.body.id)).toMatchObject({ type: 'job.note_added', actor: 'dispatcher', detail: { text: 'Typed without a mouse', customer_visible: true } })
+    await page.context().close()
+  }, 30_000)
+
   test('the job page passes axe-core and fits a 360 px phone', async () => {
     const made = await api('POST', '/jobs', { customer: { name: 'Axe Alice', phone: '503-555-0150', sms_consent: true }, pickup: { location: 'A very long pickup description on the shoulder of the interstate near the bridge' } })
     await api('POST', `/jobs/${made.body.id}/assign`, { unit_id: unit })
