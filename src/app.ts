@@ -27,6 +27,9 @@ import { createSessionGuard, sessionPlugin, type PageRole } from './users/sessio
 import { signInRoutes } from './users/sign-in.routes'
 import { boardRoutes } from './dashboard/board.routes'
 import { newJobRoutes } from './dashboard/new-job.routes'
+import { jobPageRoutes } from './dashboard/job-page.routes'
+import { developersRoutes } from './developers/developers.routes'
+import { settingsRoutes } from './settings/settings.routes'
 import { jobsListRoutes } from './dashboard/jobs-list.routes'
 import { assetRoutes, loadPageAssets } from './pages/assets'
 
@@ -106,6 +109,9 @@ export function createApp(appDeps: AppDeps) {
     .use(signInRoutes(session, requireSession, deps))
     .use(boardRoutes(session, deps))
     .use(newJobRoutes(session, deps))
+    .use(jobPageRoutes(session, deps))
+    .use(developersRoutes(session, deps))
+    .use(settingsRoutes(session, deps))
     .use(jobsListRoutes(session))
     .use(linkRoutes(deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)

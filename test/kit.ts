@@ -103,7 +103,7 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
     },
     raw: (request, from) => fetch(request, from ? { requestIP: () => ({ address: from.address, family: from.address.includes(':') ? 'IPv6' : 'IPv4', port: 40000 }) } : undefined),
     key(scopes = 'all', opts = {}) {
-      return createKey(db, clock, { accountId: opts.accountId ?? account.id, name: 'test', scopes: scopes === 'all' ? [...SCOPES] : scopes, sites: opts.sites }).key
+      return createKey(contexts.forOperator(opts.accountId ?? account.id), { name: 'test', scopes: scopes === 'all' ? [...SCOPES] : scopes, sites: opts.sites }).key
     },
     account(name) {
       return createAccount(db, clock, { name }).account.id

@@ -102,6 +102,11 @@ async function resync() {
   refreshAges()
 }
 
+/** True from the moment the page starts navigating away (a form posted, a link followed) until it is shown again. */
+let leaving = false
+window.addEventListener('beforeunload', () => { leaving = true })
+window.addEventListener('pageshow', () => { leaving = false })
+
 /** The stream, through the pages' shared wrapper (reconnects from the last event, one per tab). */
 function connect() {
   if (!board) return
@@ -109,6 +114,9 @@ function connect() {
     on: {
       job: (data) => apply(data as JobMessage),
       resync: () => { void resync() },
+      // The session ended (signed out elsewhere, a new password, the login disabled): the stream
+      // stops here. Not when this page is already leaving (its own Sign out goes to /login itself).
+      signed_out: () => { if (!leaving) location.assign('/login?next=/board') },
     },
     onState: (state) => say(state === 'open' ? 'Live: changes appear as they happen.' : state === 'connecting' ? 'Connection lost: reconnecting…' : 'Not live.'),
   })

@@ -3,6 +3,7 @@
  * page shares; a page's own behaviour comes as its own entry or module.
  *
  * - Every form is enhanced (one submission at a time, shared/forms.ts).
+ * - `<time data-local datetime=…>` shows its instant in the browser's time zone.
  * - An element `[data-live="/path/stream"]` opens the page's live stream (shared/live.ts): each
  *   event is dispatched on `document` as a `towline:live` CustomEvent (`detail: { type, data, id }`),
  *   each `hello` as `towline:hello` (re-read the page's state then); `data-live-events` lists the
@@ -13,6 +14,13 @@ import { enhanceForm } from './shared/forms'
 import { openLive, type LiveState } from './shared/live'
 
 for (const form of document.querySelectorAll<HTMLFormElement>('form')) enhanceForm(form)
+
+// Times are rendered in UTC (the server does not know the reader's zone); shown here in the browser's.
+const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+for (const el of document.querySelectorAll<HTMLTimeElement>('time[data-local][datetime]')) {
+  const at = Date.parse(el.dateTime)
+  if (Number.isFinite(at)) el.textContent = LOCAL_TIME.format(at)
+}
 
 const STATUS_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', open: 'Live', closed: 'Not live' }
 

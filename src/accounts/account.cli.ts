@@ -1,15 +1,16 @@
 import type { Command } from '../cli/cli'
-import { DB_OPTIONS, UsageError, printJson, table, withDb } from '../cli/cli'
+import { DB_OPTIONS, UsageError, asUsage, printJson, table, withDb } from '../cli/cli'
 import { systemClock } from '../platform/clock'
 import { createAccount, ensureDefaultAccount } from './create-account'
 import { createKey, KeyInputError } from './create-key'
 import { revokeKey } from './revoke-key'
-import { findAccountById, listAccounts, listKeys, listSites } from './account.queries'
+import { findAccountById, findKey, listAccounts, listKeys, listSites } from './account.queries'
 import { SCOPES } from './scopes'
 import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
 import { iso } from '../platform/clock'
 import { addSite, SiteInputError } from './add-site'
-import { AccountInputError, updateAccount } from './update-account'
+import { updateAccount } from './update-account'
+import { createContextFactory } from '../operations/context-factory'
 import type { AccountRow } from './account.queries'
 import type { Db } from '../db/client'
 
@@ -37,12 +38,12 @@ everything as JSON with --json). Only a SHA-256 hash and a short prefix are stor
   --account ID       the account (default: the installation's default account)`,
   options: { ...DB_OPTIONS, name: { type: 'string' }, scopes: { type: 'string' }, site: { type: 'string', multiple: true }, account: { type: 'string' } },
   positionals: 0,
-  run: ({ values }) => withDb(values, (db) => {
+  run: ({ values }) => withDb(values, (db, _config, links) => {
     if (!values.name) throw new UsageError('--name is required')
     if (!values.scopes) throw new UsageError(`--scopes is required (from ${SCOPES.join(', ')})`)
-    const accountId = values.account ?? ensureDefaultAccount(db, systemClock).account.id
+    const account = accountFor(db, values.account)
     try {
-      const key = createKey(db, systemClock, { accountId, name: values.name, scopes: String(values.scopes).split(','), sites: values.site })
+      const key = createKey(createContextFactory({ db, clock: systemClock, links }).forOperator(account.id), { name: values.name, scopes: String(values.scopes).split(','), sites: values.site })
       if (values.json) return printJson(key)
       process.stdout.write(key.key + '\n')
       process.stderr.write(
@@ -51,7 +52,7 @@ everything as JSON with --json). Only a SHA-256 hash and a short prefix are stor
         'Store the key now: it is not shown again. Send it as "Authorization: Bearer <key>".\n',
       )
     } catch (err) {
-      if (err instanceof KeyInputError) throw new UsageError(err.message)
+      if (err instanceof KeyInputError) throw new UsageError(err.fields.map((f) => `--${f.path === 'sites' ? 'site' : f.path}: ${f.message}`).join('; '))
       throw err
     }
   }),
@@ -82,11 +83,13 @@ const keysRevoke: Command = {
   usage: 'towline keys revoke KEY_ID [--db FILE] [--json]\n\nKEY_ID is the key id (key_...) or its prefix as shown by keys list.',
   options: DB_OPTIONS,
   positionals: 1,
-  run: ({ values, positionals }) => withDb(values, (db) => {
+  run: ({ values, positionals }) => withDb(values, (db, _config, links) => {
     const id = positionals[0]
     if (!id) throw new UsageError('which key? give its id (key_...)')
-    const result = revokeKey(db, systemClock, id)
-    if (!result) { process.stderr.write(`No key ${id}.\n`); return 1 }
+    // The console names a key of any account: its own account is the one acted for.
+    const found = findKey(db, id)
+    if (!found) { process.stderr.write(`No key ${id}.\n`); return 1 }
+    const result = revokeKey(createContextFactory({ db, clock: systemClock, links }).forOperator(found.accountId), found.id)
     if (values.json) return void printJson({ id: result.key.id, revoked_at: iso(result.key.revokedAt), already_revoked: result.alreadyRevoked })
     process.stdout.write(result.alreadyRevoked ? `${result.key.id} was already revoked.\n` : `Revoked ${result.key.id} "${result.key.name}".\n`)
   }),
@@ -128,31 +131,29 @@ const accountsList: Command = {
 
 /** An account as the operator commands print it. */
 function accountView(a: AccountRow) {
-  return { object: 'account' as const, id: a.id, name: a.name, default: a.isDefault, phone: a.phone, country: a.defaultCountry, sms_from: a.smsFrom, created_at: iso(a.createdAt) }
+  return { object: 'account' as const, id: a.id, name: a.name, default: a.isDefault, phone: a.phone, country: a.defaultCountry, sms_from: a.smsFrom, payment_url: a.paymentUrl, created_at: iso(a.createdAt) }
 }
 
 const accountsUpdate: Command = {
   name: 'accounts update',
-  summary: "Change an account's company name, phone, phone country or sending number",
-  usage: `towline accounts update [ACCOUNT_ID] [--name NAME] [--phone PHONE] [--country CC] [--sms-from PHONE] [--account ID] [--db FILE] [--json]
+  summary: "Change an account's company name, phone, phone country, sending number or payment link",
+  usage: `towline accounts update [ACCOUNT_ID] [--name NAME] [--phone PHONE] [--country CC] [--sms-from PHONE] [--payment-url URL] [--account ID] [--db FILE] [--json]
 
 The company name and phone are what customers see (texts, the HELP reply). --country is where
 numbers without +country are from (a two-letter ISO 3166 code such as US or GB). --sms-from is the number this
 account's texts go out from and replies come back to (Twilio); "" goes back to TWILIO_FROM.
-"--phone ''" clears the phone. Without ACCOUNT_ID (or --account): the default account.`,
-  options: { ...DB_OPTIONS, name: { type: 'string' }, phone: { type: 'string' }, country: { type: 'string' }, 'sms-from': { type: 'string' }, account: { type: 'string' } },
+--payment-url is the https address kept for the tracking page's Pay link; "" clears it.
+"--phone ''" clears the phone. Without ACCOUNT_ID (or --account): the default account.
+The dashboard's Settings page changes the same (owners).`,
+  options: { ...DB_OPTIONS, name: { type: 'string' }, phone: { type: 'string' }, country: { type: 'string' }, 'sms-from': { type: 'string' }, 'payment-url': { type: 'string' }, account: { type: 'string' } },
   positionals: 1,
-  run: ({ values, positionals }) => withDb(values, (db) => {
+  run: ({ values, positionals }) => withDb(values, async (db, _config, links) => {
     const account = accountFor(db, positionals[0] ?? values.account)
-    if ([values.name, values.phone, values.country, values['sms-from']].every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --phone, --country or --sms-from')
-    try {
-      const a = updateAccount(db, systemClock, account.id, { name: values.name, phone: values.phone, country: values.country, smsFrom: values['sms-from'] })
-      if (values.json) return printJson(accountView(a))
-      process.stdout.write(`${a.id} "${a.name}" phone ${a.phone ?? '(none)'}, numbers read in ${a.defaultCountry}, texts from ${a.smsFrom ?? 'TWILIO_FROM'}.\n`)
-    } catch (err) {
-      if (err instanceof AccountInputError) throw new UsageError(err.message)
-      throw err
-    }
+    if ([values.name, values.phone, values.country, values['sms-from'], values['payment-url']].every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --phone, --country, --sms-from or --payment-url')
+    const ctx = createContextFactory({ db, clock: systemClock, links }).forOperator(account.id)
+    const a = await asUsage(() => updateAccount(ctx, { name: values.name, phone: values.phone, country: values.country, smsFrom: values['sms-from'], paymentUrl: values['payment-url'] }))
+    if (values.json) return printJson(accountView(a))
+    process.stdout.write(`${a.id} "${a.name}" phone ${a.phone ?? '(none)'}, numbers read in ${a.defaultCountry}, texts from ${a.smsFrom ?? 'TWILIO_FROM'}, payment link ${a.paymentUrl ?? '(none)'}.\n`)
   }),
 }
 

@@ -33,10 +33,11 @@ export function listKeys(db: Db, accountId?: string): ApiKeyRow[] {
   return (accountId ? q.where(eq(apiKeys.accountId, accountId)) : q).orderBy(asc(apiKeys.createdAt)).all()
 }
 
-/** Finds a key by id, or by its display prefix. */
-export function findKey(db: Db, idOrPrefix: string): ApiKeyRow | undefined {
+/** Finds a key by id, or by its display prefix (an unrevoked key's); within one account when `accountId` is given. */
+export function findKey(db: Db, idOrPrefix: string, accountId?: string): ApiKeyRow | undefined {
+  const ofAccount = accountId === undefined ? undefined : eq(apiKeys.accountId, accountId)
   return (
-    db.select().from(apiKeys).where(eq(apiKeys.id, idOrPrefix)).get() ??
-    db.select().from(apiKeys).where(and(eq(apiKeys.prefix, idOrPrefix), isNull(apiKeys.revokedAt))).get()
+    db.select().from(apiKeys).where(and(eq(apiKeys.id, idOrPrefix), ofAccount)).get() ??
+    db.select().from(apiKeys).where(and(eq(apiKeys.prefix, idOrPrefix), isNull(apiKeys.revokedAt), ofAccount)).get()
   )
 }

@@ -72,7 +72,7 @@ describe('authentication', () => {
     const key = api.key(['jobs:read'])
     expect((await api.request('GET', '/api/v1/me', { key })).status).toBe(200)
     const { id } = api.db.$client.query('SELECT id FROM api_keys').get() as { id: string }
-    expect(revokeKey(api.db, api.clock, id)?.alreadyRevoked).toBe(false)
+    expect(revokeKey(api.contexts.forOperator(api.accountId), id).alreadyRevoked).toBe(false)
     await expectError(await api.request('GET', '/api/v1/me', { key }), 401, 'unauthorized')
   })
 

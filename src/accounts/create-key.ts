@@ -1,15 +1,22 @@
-import { InputError } from '../platform/errors'
-import type { Db } from '../db/client'
-import type { Clock } from '../platform/clock'
+import { AppError } from '../platform/errors'
 import { newId } from '../platform/ids'
+import type { OperationContext } from '../operations/operation-context'
+import { requirePermission } from './actor'
 import { apiKeys } from './account.table'
-import { findAccountById, listSites, type AccountRow, type SiteRow } from './account.queries'
+import { listSites, type SiteRow } from './account.queries'
 import { resolveSites, SiteInputError } from './add-site'
 import { displayPrefix, hashApiKey, mintApiKey } from './api-key'
 import { isScope, SCOPES, type Scope } from './scopes'
 
-/** A key-creation request that cannot be honoured (unknown scope, site or account). */
-export class KeyInputError extends InputError {}
+/** The longest key name kept: enough to say what a key is for, short enough for a list. */
+export const MAX_KEY_NAME = 100
+
+/** A key-creation request that cannot be honoured (no name, unknown scope or site), each problem by its field. */
+export class KeyInputError extends AppError {
+  constructor(readonly fields: { path: 'name' | 'scopes' | 'sites'; message: string }[]) {
+    super('validation_failed', fields.map((f) => f.message).join('; '), { fields })
+  }
+}
 
 export interface CreatedKey {
   object: 'key'
@@ -24,33 +31,38 @@ export interface CreatedKey {
   created_at: string
 }
 
-/** Creates an API key; the secret is returned here once and only its hash is stored. */
-export function createKey(
-  db: Db,
-  clock: Clock,
-  input: { accountId: string; name: string; scopes: string[]; sites?: string[] },
-): CreatedKey {
-  const account: AccountRow | undefined = findAccountById(db, input.accountId)
-  if (!account) throw new KeyInputError(`no account with id ${input.accountId}`, 'account')
+/**
+ * Creates an API key on the context's account (permission `keys:manage`: an owner, the
+ * console); the secret is returned here once and only its hash is stored. `sites` names sites
+ * by id or name; none means every site, those added later included.
+ */
+export function createKey(ctx: OperationContext, input: { name: string; scopes: string[]; sites?: string[] }): CreatedKey {
+  requirePermission(ctx.actor, 'keys:manage')
+  const account = ctx.account
+  const problems: KeyInputError['fields'] = []
   const name = input.name.trim()
-  if (!name) throw new KeyInputError('a key needs a name (--name)', 'name')
+  if (!name) problems.push({ path: 'name', message: 'a key needs a name' })
+  else if (name.length > MAX_KEY_NAME) problems.push({ path: 'name', message: `a key's name has at most ${MAX_KEY_NAME} characters` })
   const wanted = input.scopes.map((s) => s.trim()).filter(Boolean)
   const scopes: Scope[] = wanted.includes('*') || wanted.includes('all') ? [...SCOPES] : []
   if (!scopes.length) {
-    for (const s of wanted) {
-      if (!isScope(s)) throw new KeyInputError(`unknown scope "${s}"; scopes are ${SCOPES.join(', ')}`, 'scopes')
-      if (!scopes.includes(s)) scopes.push(s)
-    }
+    const unknown = wanted.find((s) => !isScope(s))
+    if (unknown !== undefined) problems.push({ path: 'scopes', message: `unknown scope "${unknown}"; scopes are ${SCOPES.join(', ')}` })
+    else for (const s of wanted) if (isScope(s) && !scopes.includes(s)) scopes.push(s)
+    if (!wanted.length) problems.push({ path: 'scopes', message: `a key needs at least one scope, from ${SCOPES.join(', ')}` })
   }
-  if (!scopes.length) throw new KeyInputError(`a key needs at least one scope (--scopes), from ${SCOPES.join(', ')}`, 'scopes')
   let siteRows: SiteRow[] | null = null
   if (input.sites?.length) {
-    try { siteRows = resolveSites(db, account.id, input.sites) } catch (err) { throw err instanceof SiteInputError ? new KeyInputError(err.message, 'sites') : err }
+    try { siteRows = resolveSites(ctx.db, account.id, input.sites) } catch (err) {
+      if (!(err instanceof SiteInputError)) throw err
+      problems.push({ path: 'sites', message: err.message })
+    }
   }
+  if (problems.length) throw new KeyInputError(problems)
   const secret = mintApiKey()
-  const now = clock.now()
+  const now = ctx.clock.now()
   const id = newId('key', now)
-  db.insert(apiKeys).values({
+  ctx.db.insert(apiKeys).values({
     id,
     accountId: account.id,
     name,
@@ -60,7 +72,7 @@ export function createKey(
     siteIds: siteRows ? JSON.stringify(siteRows.map((s) => s.id)) : null,
     createdAt: now,
   }).run()
-  const shownSites = siteRows ?? listSites(db, account.id)
+  const shownSites = siteRows ?? listSites(ctx.db, account.id)
   return {
     object: 'key',
     id,

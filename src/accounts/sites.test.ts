@@ -224,19 +224,19 @@ describe('the operations behind the CLI', () => {
   test('a key cannot be limited to another account\'s site', () => {
     const other = api.account('Fourth Towing')
     const theirSite = addSite(api.db, api.clock, { accountId: other, name: 'Far' })
-    expect(() => createKey(api.db, api.clock, { accountId: api.accountId, name: 'k', scopes: ['jobs:read'], sites: [theirSite.id] })).toThrow(KeyInputError)
-    expect(() => createKey(api.db, api.clock, { accountId: api.accountId, name: 'k', scopes: ['jobs:read'], sites: ['Far'] })).toThrow(KeyInputError)
+    expect(() => createKey(api.contexts.forOperator(api.accountId), { name: 'k', scopes: ['jobs:read'], sites: [theirSite.id] })).toThrow(KeyInputError)
+    expect(() => createKey(api.contexts.forOperator(api.accountId), { name: 'k', scopes: ['jobs:read'], sites: ['Far'] })).toThrow(KeyInputError)
   })
 
   test('an account update stores phones in E.164, clears with "", and refuses a bad one changing nothing', () => {
     const id = api.account('Phone Towing')
-    expect(updateAccount(api.db, api.clock, id, { name: ' Phone Towing LLC ', phone: '(503) 555-0100', smsFrom: '503 555 0199' })).toMatchObject({ name: 'Phone Towing LLC', phone: '+15035550100', smsFrom: '+15035550199' })
-    expect(() => updateAccount(api.db, api.clock, id, { name: 'Renamed', phone: 'call us' })).toThrow(AccountInputError)
-    expect(() => updateAccount(api.db, api.clock, id, { country: 'XX' })).toThrow(AccountInputError)
-    expect(() => updateAccount(api.db, api.clock, id, { name: ' ' })).toThrow(AccountInputError)
+    expect(updateAccount(api.contexts.forOperator(id), { name: ' Phone Towing LLC ', phone: '(503) 555-0100', smsFrom: '503 555 0199' })).toMatchObject({ name: 'Phone Towing LLC', phone: '+15035550100', smsFrom: '+15035550199' })
+    expect(() => updateAccount(api.contexts.forOperator(id), { name: 'Renamed', phone: 'call us' })).toThrow(AccountInputError)
+    expect(() => updateAccount(api.contexts.forOperator(id), { country: 'XX' })).toThrow(AccountInputError)
+    expect(() => updateAccount(api.contexts.forOperator(id), { name: ' ' })).toThrow(AccountInputError)
     expect(findAccountById(api.db, id)).toMatchObject({ name: 'Phone Towing LLC', phone: '+15035550100', smsFrom: '+15035550199' })
-    expect(updateAccount(api.db, api.clock, id, { phone: '', smsFrom: '' })).toMatchObject({ phone: null, smsFrom: null })
+    expect(updateAccount(api.contexts.forOperator(id), { phone: '', smsFrom: '' })).toMatchObject({ phone: null, smsFrom: null })
     // Numbers without +country are read in the account's country, the new one when it changes too.
-    expect(updateAccount(api.db, api.clock, id, { country: 'GB', phone: '020 7946 0018' }).phone).toBe('+442079460018')
+    expect(updateAccount(api.contexts.forOperator(id), { country: 'GB', phone: '020 7946 0018' }).phone).toBe('+442079460018')
   })
 })

@@ -1,41 +1,81 @@
-import { InputError } from '../platform/errors'
-import type { Db } from '../db/client'
-import type { Clock } from '../platform/clock'
+import { AppError } from '../platform/errors'
 import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
+import type { OperationContext } from '../operations/operation-context'
 import { findAccountById, type AccountRow } from './account.queries'
+import { requirePermission } from './actor'
+import { keysChanged } from './authenticate'
 
-/** A change to an account that cannot be made as asked (bad phone, unknown country...). */
-export class AccountInputError extends InputError {}
+/** A change to an account that cannot be made as asked (blank name, bad phone, unknown country...): 422, each problem by field. */
+export class AccountInputError extends AppError {
+  constructor(fields: { path: string; message: string }[]) {
+    super('validation_failed', fields.map((f) => `${f.path}: ${f.message}`).join('; '), { fields })
+  }
+}
+
+/** The longest company name: it starts every text, so a long one costs every customer a segment. */
+export const MAX_COMPANY_NAME = 100
+const MAX_PAYMENT_URL = 2000
+
+/** What is wrong with a payment link (where the tracking page's Pay link sends a customer), or null. */
+export function paymentUrlProblem(raw: string): string | null {
+  if (raw.length > MAX_PAYMENT_URL) return `must be at most ${MAX_PAYMENT_URL} characters`
+  let url: URL
+  try { url = new URL(raw) } catch { return 'must be a whole https address, such as https://pay.example.com/towing' }
+  if (url.protocol !== 'https:') return 'must start with https:// (customers pay on it)'
+  if (!url.hostname) return 'must name a host, such as https://pay.example.com/towing'
+  if (url.username || url.password) return 'must not hold a user name or password'
+  return null
+}
+
+/** The account's company settings as the owner edits them. */
+export function readAccountSettings(ctx: OperationContext): AccountRow {
+  requirePermission(ctx.actor, 'settings:manage')
+  const account = findAccountById(ctx.db, ctx.account.id)
+  if (!account) throw new AppError('not_found', `No account with id ${ctx.account.id} was found.`, { id: ctx.account.id })
+  return account
+}
 
 /**
- * Changes an account's company details: its name and phone (both shown to customers), the
- * country numbers without +country are read in, and the number its texts are sent from
- * (null: the installation's TWILIO_FROM). Returns the account as it now is.
+ * Changes the context's account: its company name and phone (both shown to customers), the
+ * country numbers without +country are read in, the number its texts are sent from (null: the
+ * installation's TWILIO_FROM) and its payment link (https, or null). Every problem is reported
+ * at once and nothing is written then. Returns the account as it now is.
  */
-export function updateAccount(db: Db, _clock: Clock, id: string, input: { name?: string; phone?: string | null; country?: string; smsFrom?: string | null }): AccountRow {
-  const account = findAccountById(db, id)
-  if (!account) throw new AccountInputError(`no account ${id}`, 'account')
-  const next: AccountRow = { ...account }
+export function updateAccount(ctx: OperationContext, input: { name?: string; phone?: string | null; country?: string; smsFrom?: string | null; paymentUrl?: string | null }): AccountRow {
+  const next: AccountRow = { ...readAccountSettings(ctx) }
+  const problems: { path: string; message: string }[] = []
   if (input.name !== undefined) {
-    if (!input.name.trim()) throw new AccountInputError('the name must not be blank', 'name')
-    next.name = input.name.trim()
+    const name = input.name.trim()
+    if (!name) problems.push({ path: 'name', message: 'must not be blank' })
+    else if (name.length > MAX_COMPANY_NAME) problems.push({ path: 'name', message: `must be at most ${MAX_COMPANY_NAME} characters` })
+    else next.name = name
   }
   if (input.country !== undefined) {
     const country = input.country.toUpperCase()
-    if (!PHONE_COUNTRIES.includes(country)) throw new AccountInputError(`the country must be a two-letter ISO 3166 country code such as US, CA, GB, AU or FR (${PHONE_COUNTRIES.length} are known)`, 'country')
-    next.defaultCountry = country
+    if (!PHONE_COUNTRIES.includes(country)) problems.push({ path: 'country', message: `must be a two-letter ISO 3166 country code such as US, CA, GB, AU or FR (${PHONE_COUNTRIES.length} are known)` })
+    else next.defaultCountry = country
   }
-  const phone = (raw: string | null | undefined, what: string) => {
+  const phone = (raw: string | null | undefined, path: string, what: string) => {
     if (raw === undefined) return undefined
     if (raw === null || raw.trim() === '') return null
     const e164 = normalizePhone(raw, next.defaultCountry)
-    if (!e164) throw new AccountInputError(`"${raw}" is not a phone number (${what}); use the +country form`, what === 'company phone' ? 'phone' : 'sms_from')
-    return e164
+    if (!e164) problems.push({ path, message: `"${raw}" is not a phone number (${what}); use the +country form, e.g. +15035550100` })
+    return e164 ?? undefined
   }
-  const p = phone(input.phone, 'company phone')
+  const p = phone(input.phone, 'phone', 'company phone')
   if (p !== undefined) next.phone = p
-  const from = phone(input.smsFrom, 'sending number')
+  const from = phone(input.smsFrom, 'sms_from', 'sending number')
   if (from !== undefined) next.smsFrom = from
-  db.$client.query('UPDATE accounts SET name = ?, default_country = ?, phone = ?, sms_from = ? WHERE id = ?').run(next.name, next.defaultCountry, next.phone, next.smsFrom, id)
+  if (input.paymentUrl !== undefined) {
+    const raw = input.paymentUrl?.trim() ?? ''
+    const problem = raw ? paymentUrlProblem(raw) : null
+    if (problem) problems.push({ path: 'payment_url', message: problem })
+    else next.paymentUrl = raw || null
+  }
+  if (problems.length) throw new AccountInputError(problems)
+  ctx.db.$client.query('UPDATE accounts SET name = ?, default_country = ?, phone = ?, sms_from = ?, payment_url = ? WHERE id = ?')
+    .run(next.name, next.defaultCountry, next.phone, next.smsFrom, next.paymentUrl, next.id)
+  // API keys' cached principals carry the company name and phone their texts use: drop them.
+  keysChanged()
   return next
 }

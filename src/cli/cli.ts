@@ -5,6 +5,7 @@ import { openDatabase, closeDatabase, type Db } from '../db/client'
 import { migrateDatabase } from '../db/migrate'
 import { openLinkKey } from '../db/link-key'
 import type { JobLinks } from '../jobs/job-links'
+import { AppError } from '../platform/errors'
 
 /** A command-line mistake: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
@@ -71,6 +72,22 @@ export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config
     return await fn(db, config, { publicUrl: config.publicUrl, key })
   } finally {
     closeDatabase(db)
+  }
+}
+
+/**
+ * Runs an operation for a command and turns its refusals into the one-line usage error the
+ * console shows: each field problem as `--<flag> <message>`, a not-found with `notFoundHint`
+ * after it (where to list what exists).
+ */
+export async function asUsage<T>(work: () => T | Promise<T>, notFoundHint = ''): Promise<T> {
+  try { return await work() } catch (err) {
+    if (err instanceof AppError && err.errorCode === 'validation_failed') {
+      const fields = (err.details as { fields?: { path: string; message: string }[] }).fields ?? []
+      throw new UsageError(fields.map((f) => `--${f.path.replace(/_/g, '-')} ${f.message}`).join('; ') || err.message)
+    }
+    if (err instanceof AppError && err.errorCode === 'not_found') throw new UsageError(`${err.message}${notFoundHint ? ` ${notFoundHint}` : ''}`)
+    throw err
   }
 }
 

@@ -6,6 +6,7 @@ import { jobEventView, toJobEventRow } from '../jobs/job-events'
 import { readJobView } from '../jobs/present-job'
 import type { JobView } from '../jobs/job.view'
 import { BOARD_STATUSES } from '../jobs/list-board-jobs'
+import { onSessionsEnded } from '../users/sessions'
 import { boardCard } from './board.page'
 
 /** One board stream's subscriber: which account it shows, and where its bytes go. */
@@ -14,8 +15,10 @@ export interface BoardClient {
   /** Site ids the viewer is limited to, or null for every site. */
   siteIds: string[] | null
   send(bytes: Uint8Array): void
-  /** Ends the stream (the service is shutting down). */
+  /** Ends the stream (the service is shutting down, or the viewer's session ended). */
   close(): void
+  /** Whether the viewer may still see the board (their session has not ended); asked after sessions end here and at every heartbeat. */
+  isLive?(): boolean
 }
 
 interface Message { position: number; accountId: string; siteId: string; bytes: Uint8Array }
@@ -24,6 +27,8 @@ const RING = 4096
 const CATCH_UP_LIMIT = 20_000
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(': heartbeat\n\n')
+/** The last message of a stream whose session ended (signed out, password changed, login disabled): the page goes to the sign-in page. */
+const SIGNED_OUT = encoder.encode('event: signed_out\ndata: {}\n\n')
 
 /**
  * Fans committed job events out to every open board. Each event is turned into its
@@ -66,17 +71,34 @@ export class BoardHub {
   private listen(): void {
     if (this.stopListening) return
     this.stopListening = this.deps.bus.subscribe(this.deps.bus.position, (e) => this.publish(e))
+    // A session ended here (sign-out, new password, disabled login): its boards stop at once.
+    // Heard for as long as the process runs, as the bus is.
+    onSessionsEnded(() => this.dropEndedSessions())
     // One timer for every board: a heartbeat comment every 6 s (Bun closes a connection silent
     // for 10 s), and at once when shutdown begins every stream is ended so draining is not held.
+    // Each heartbeat round also drops the boards of sessions another process ended (the console).
     this.timer = setInterval(() => {
       try {
         if (this.deps.isDraining?.()) { for (const c of [...this.clients]) c.close(); this.clients.clear(); return }
-        if (++this.ticks % 6 === 0) for (const c of this.clients) c.send(HEARTBEAT)
+        if (++this.ticks % 6 === 0) {
+          this.dropEndedSessions()
+          for (const c of this.clients) c.send(HEARTBEAT)
+        }
       } catch (err) {
         this.deps.logger?.error({ err }, 'the board heartbeat failed')
       }
     }, 1000)
     ;(this.timer as { unref?: () => void }).unref?.()
+  }
+
+  /** Ends the streams whose viewer's session has ended, telling each page so first. */
+  private dropEndedSessions(): void {
+    for (const c of [...this.clients]) {
+      if (!c.isLive || c.isLive()) continue
+      this.clients.delete(c)
+      c.send(SIGNED_OUT)
+      c.close()
+    }
   }
 
   private publish(e: BusEvent): void {

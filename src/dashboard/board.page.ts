@@ -34,7 +34,7 @@ ${vehicle ? `<p class="card-vehicle">${e(vehicle)}</p>` : ''}
 export function boardColumns(jobs: JobView[], nowMs: number): string {
   return BOARD_STATUSES.map((status) => {
     const mine = jobs.filter((j) => j.status === status)
-    return `<section class="column" data-status="${status}" aria-labelledby="col-${status}">
+    return `<section class="column board-column" data-status="${status}" aria-labelledby="col-${status}">
 <h2 id="col-${status}">${STATUS_LABELS[status]}</h2>
 <p class="column-count" aria-live="off">${mine.length} ${mine.length === 1 ? 'job' : 'jobs'}</p>
 <ol class="cards">${mine.map((j) => boardCard(j, nowMs)).join('\n')}</ol>

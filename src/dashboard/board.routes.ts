@@ -5,7 +5,7 @@ import { escapeHtml } from '../platform/error-page'
 import { listBoardJobs } from '../jobs/list-board-jobs'
 import { listUnitsPage } from '../units/list-units'
 import type { SessionPlugin } from '../users/session.plugin'
-import type { SessionUser } from '../users/sessions'
+import { sessionIsLive, type SessionUser } from '../users/sessions'
 import { BoardHub } from './board-hub'
 import { boardColumns } from './board.page'
 import { dashboardPage } from './shell'
@@ -42,7 +42,7 @@ export function boardRoutes(session: SessionPlugin, deps: RouteDeps) {
 <p class="live-status" role="status" id="live-status">Live updates start when the page's script loads.</p>
 </div>
 <div class="board-layout">
-<div class="board" id="board" data-position="${position}" data-now="${now}">
+<div class="board board-columns" id="board" data-position="${position}" data-now="${now}">
 ${boardColumns(jobs, now)}
 </div>
 <aside class="board-map" aria-labelledby="map-heading">
@@ -59,11 +59,11 @@ ${mapView({ label: 'Units on the map', tileUrl: deps.config.tileUrl, places: ros
       return { position, jobs, columns_html: boardColumns(jobs, deps.clock.now()) }
     }, { signedIn: 'dispatcher', answers: 'json' })
     .get('/board/units', ({ ctx }) => ({ data: units(ctx) }), { signedIn: 'dispatcher', answers: 'json' })
-    .get('/board/events', ({ request, query, user }) => boardStream(hub, request, user, resumeFrom(request, query as Record<string, unknown>)), { signedIn: 'dispatcher', answers: 'json' })
+    .get('/board/events', ({ request, query, user }) => boardStream(hub, request, user, resumeFrom(request, query as Record<string, unknown>), () => sessionIsLive(deps.db, deps.clock, user.sessionId)), { signedIn: 'dispatcher', answers: 'json' })
 }
 
-/** The board's Server-Sent Events stream: `hello`, then what was missed, then every change, with heartbeats. */
-function boardStream(hub: BoardHub, request: Request, user: SessionUser, after: number | null): Response {
+/** The board's Server-Sent Events stream: `hello`, then what was missed, then every change, with heartbeats; `signed_out` and the end when the session ends. */
+function boardStream(hub: BoardHub, request: Request, user: SessionUser, after: number | null, isLive: () => boolean): Response {
   let disconnect = () => {}
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -81,6 +81,7 @@ function boardStream(hub: BoardHub, request: Request, user: SessionUser, after: 
         siteIds: null,
         send: (bytes) => { if (open) { try { controller.enqueue(bytes) } catch { end() } } },
         close: end,
+        isLive,
       }, after)
       request.signal.addEventListener('abort', end, { once: true })
     },

@@ -94,7 +94,7 @@ describe('the jobs list', () => {
 
   test('reads a national number in the account\'s own country', async () => {
     const uk = api.account('Leeds Towing')
-    updateAccount(api.db, api.clock, uk, { country: 'GB' })
+    updateAccount(api.contexts.forOperator(uk), { country: 'GB' })
     const ukKey = api.key('all', { accountId: uk })
     const job = await makeJob(api, ukKey, { customer: { name: 'Gwen', phone: '07700 900456' } })
     const ukCookie = await signIn('leeds@example.com', uk)

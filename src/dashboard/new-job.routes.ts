@@ -1,7 +1,8 @@
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { AppError } from '../platform/errors'
-import { escapeHtml as e } from '../platform/error-page'
+import { checkboxField, formAlert, inputField, selectField, type FormState as KitForm } from '../pages/form'
+import { html } from '../pages/html'
 import { BODY_CAPS, routeProps } from '../platform/route-props'
 import { compileChecker, type FieldProblem } from '../platform/validation'
 import type { FormFields } from '../platform/forms'
@@ -24,7 +25,7 @@ const FIELDS = [
   { name: 'vehicle_model', label: 'Model', path: 'vehicle.model', type: 'text' },
   { name: 'vehicle_color', label: 'Color', path: 'vehicle.color', type: 'text' },
   { name: 'vehicle_plate', label: 'Plate', path: 'vehicle.plate', type: 'text' },
-  { name: 'urgency', label: 'Urgency', path: 'urgency', type: 'select', options: ['', 'normal', 'urgent', 'scheduled'] },
+  { name: 'urgency', label: 'Urgency', path: 'urgency', type: 'select', options: ['normal', 'urgent', 'scheduled'] },
   { name: 'external_ref', label: 'Reference', path: 'external_ref', type: 'text' },
 ] as const
 
@@ -55,28 +56,24 @@ function fieldOf(path: string): string {
 }
 
 function formPage(user: Parameters<typeof dashboardPage>[0]['user'], s: FormState, status = 200): Response {
+  const form: KitForm = { values: s.values, errors: s.errors, alert: s.alert }
   const field = (f: (typeof FIELDS)[number]) => {
-    const err = s.errors[f.name]
-    const described = err ? ` aria-invalid="true" aria-describedby="${f.name}-error"` : ''
-    const message = err ? `<p class="field-error" id="${f.name}-error">${e(err)}</p>` : ''
-    const value = s.values[f.name] ?? ''
-    const label = `${f.label}${'required' in f && f.required ? ' *' : ''}`
-    if (f.type === 'checkbox') return `<div class="field field-check"><input type="checkbox" id="${f.name}" name="${f.name}"${value === 'on' ? ' checked' : ''}${described}><label for="${f.name}">${label}</label>${message}</div>`
-    if (f.type === 'select') return `<div class="field"><label for="${f.name}">${label}</label><select id="${f.name}" name="${f.name}"${described}>${f.options.map((o) => `<option value="${o}"${o === value ? ' selected' : ''}>${o || '(none)'}</option>`).join('')}</select>${message}</div>`
-    const extra = 'inputmode' in f ? ` inputmode="${f.inputmode}"` : ''
-    return `<div class="field"><label for="${f.name}">${label}</label><input type="${f.type}" id="${f.name}" name="${f.name}" value="${e(value)}"${'required' in f && f.required ? ' required' : ''}${extra}${described}>${message}</div>`
+    const required = 'required' in f && f.required
+    if (f.type === 'checkbox') return checkboxField(form, { name: f.name, label: f.label })
+    if (f.type === 'select') return selectField(form, { name: f.name, label: f.label, placeholder: '(none)', options: f.options.filter(Boolean).map((o) => ({ value: o, label: o })) })
+    return inputField(form, { name: f.name, label: f.label, type: f.type, required, inputmode: 'inputmode' in f ? f.inputmode : undefined, autocomplete: 'autocomplete' in f ? f.autocomplete : undefined })
   }
-  const body = `<h1>New job</h1>
-<div role="alert" class="form-alert">${s.alert ? `<p>${e(s.alert)}</p>` : ''}</div>
+  const body = html`<h1>New job</h1>
 <form method="post" action="/jobs/new" class="job-form" novalidate>
-<input type="hidden" name="idempotency_key" value="${e(s.idempotencyKey)}">
-<fieldset><legend>Customer</legend>${FIELDS.slice(0, 3).map(field).join('\n')}</fieldset>
-<fieldset><legend>Where</legend>${FIELDS.slice(3, 5).map(field).join('\n')}</fieldset>
-<fieldset><legend>Vehicle</legend>${FIELDS.slice(5, 10).map(field).join('\n')}</fieldset>
-<fieldset><legend>Job</legend>${FIELDS.slice(10).map(field).join('\n')}</fieldset>
+${formAlert(form)}
+<input type="hidden" name="idempotency_key" value="${s.idempotencyKey}">
+<fieldset><legend>Customer</legend>${FIELDS.slice(0, 3).map(field)}</fieldset>
+<fieldset><legend>Where</legend>${FIELDS.slice(3, 5).map(field)}</fieldset>
+<fieldset><legend>Vehicle</legend>${FIELDS.slice(5, 10).map(field)}</fieldset>
+<fieldset><legend>Job</legend>${FIELDS.slice(10).map(field)}</fieldset>
 <button type="submit">Create job</button>
 </form>`
-  return dashboardPage({ title: 'New job', user, active: 'board', body, status })
+  return dashboardPage({ title: 'New job', user, active: 'board', body: body.text, status })
 }
 
 /** `/jobs/new`: **New job** — the create form, through the same operation as POST /jobs. */
@@ -101,8 +98,7 @@ export function newJobRoutes(session: SessionPlugin, deps: RouteDeps) {
         const made = withIdempotency(deps, idempotencyOwner(ctx.actor), idempotencyKey, { method: 'POST', path: '/jobs', body: apiBody },
           () => ({ status: 201, body: { id: createJob(ctx, apiBody as never).id } }))
         const id = (made.body as { id: string }).id
-        // The job page comes next; until then the board, where the new card is.
-        return new Response(null, { status: 303, headers: { location: `/board?created=${id}` } })
+        return new Response(null, { status: 303, headers: { location: `/jobs/${id}?done=created` } })
       } catch (err) {
         if (err instanceof AppError && (err.errorCode === 'validation_failed' || err.errorCode === 'conflict')) {
           const fields = (err.details.fields as FieldProblem[] | undefined) ?? [{ path: 'external_ref', message: err.message }]

@@ -3,7 +3,7 @@ import { AppError, validationFailed } from '../platform/errors'
 import type { OperationContext } from '../operations/operation-context'
 import { findUnit, findVisibleUnit, servesSite } from '../units/unit.queries'
 import { commitJobChange, type JobChange } from './commit-job-change'
-import { loadWritableJob } from './job-context'
+import { loadWritableJob, type ActionGuard } from './job-context'
 import { mintLinkToken } from './job-links'
 import { isFinished } from './job-status'
 import type { JobRow } from './job.view'
@@ -13,9 +13,9 @@ import type { JobRow } from './job.view'
  * or job.reassigned when another unit held it (the texts policy sends the new driver a fresh
  * job link and tells the previous driver; the previous link is retired and answers 410).
  */
-export function assignJob(ctx: OperationContext, id: string, unitId: string): JobRow {
+export function assignJob(ctx: OperationContext, id: string, unitId: string, guard: ActionGuard = {}): JobRow {
   return inTransaction(ctx.db, (tx) => {
-    const job = loadWritableJob(ctx, tx, id)
+    const job = loadWritableJob(ctx, tx, id, 'jobs:write', guard)
     // An id in a body that names nothing the caller can see is a bad request (422), not a missing page.
     const unit = findVisibleUnit(tx, ctx.scope, unitId)
     if (!unit) throw validationFailed([{ path: 'unit_id', message: `names no unit of this account${ctx.scope.siteIds ? ' at your sites' : ''}` }])

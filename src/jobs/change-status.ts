@@ -26,10 +26,7 @@ export function changeStatus(ctx: OperationContext, id: string, change: StatusCh
   const via: MoveVia = ctx.actor.kind === 'driver' ? 'driver' : 'patch'
   requirePermission(ctx.actor, via === 'driver' ? 'jobs:drive' : 'jobs:write')
   return inTransaction(ctx.db, (tx) => {
-    const job = loadWritableJob(ctx, tx, id, via === 'driver' ? 'jobs:drive' : 'jobs:write')
-    if (change.expectedStatus && job.status !== change.expectedStatus) {
-      throw new AppError('job_stale', `The job is ${job.status}, not ${change.expectedStatus} as expected; nothing was written.`, { expected_status: change.expectedStatus, current_status: job.status })
-    }
+    const job = loadWritableJob(ctx, tx, id, via === 'driver' ? 'jobs:drive' : 'jobs:write', { expectedStatus: change.expectedStatus })
     if (ctx.actor.kind === 'driver' && job.unitId !== ctx.actor.unitId) {
       throw new AppError('forbidden', 'This job was handed to another driver.', { actor: 'driver', required_permission: 'jobs:drive' })
     }

@@ -5,15 +5,28 @@ import type { OperationContext } from '../operations/operation-context'
 import { findJobOrThrow } from './job.queries'
 import type { JobRow } from './job.view'
 
+/** What an action saw before it acted: the status its page showed (another one now is 409 job_stale, nothing written). */
+export interface ActionGuard {
+  expectedStatus?: string
+}
+
 /**
  * Loads a job the actor may change: checks the permission first (403), then finds the job in
- * the actor's scope (404 if unseen), then refuses an archived one (409 invalid_state).
+ * the actor's scope (404 if unseen), then refuses an archived one (409 invalid_state), then one
+ * no longer in the status the caller expected (409 job_stale). Called inside the operation's
+ * transaction, so nobody moves the job between the check and the write.
  */
-export function loadWritableJob(ctx: OperationContext, db: Db, id: string, permission: Permission = 'jobs:write'): JobRow {
+export function loadWritableJob(ctx: OperationContext, db: Db, id: string, permission: Permission = 'jobs:write', guard: ActionGuard = {}): JobRow {
   requirePermission(ctx.actor, permission)
   const job = findJobOrThrow(db, ctx.scope, id)
   if (job.archivedAt !== null) throw new AppError('invalid_state', 'This job is archived and cannot be changed. Restore it first.', { archived_at: new Date(job.archivedAt).toISOString() })
+  checkExpected(job, guard)
   return job
+}
+
+/** 409 job_stale when the job is no longer in the status the caller saw. */
+export function checkExpected(job: Pick<JobRow, 'status'>, guard: ActionGuard): void {
+  if (guard.expectedStatus !== undefined && job.status !== guard.expectedStatus) throw jobStale(guard.expectedStatus, job.status)
 }
 
 /** The 409 job_stale of an action taken from a status the job is no longer in (a page's expected_status, PATCH's). */

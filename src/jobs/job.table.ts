@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { sqliteTable, text, integer, real, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { sqliteTable, text, integer, real, blob, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { accounts, sites } from '../accounts/account.table'
 
 /** A towing job. Nested parts (customer, vehicle, pickup, milestones) are JSON objects. */
@@ -96,6 +96,27 @@ export const jobNotes = sqliteTable('job_notes', {
   authorUserId: text('author_user_id'),
   createdAt: integer('created_at').notNull(),
 }, (t) => [index('job_notes_job_idx').on(t.jobId, t.createdAt)])
+
+/**
+ * Photos of a job, kept inside the database (so `towline backup` carries them), served only to
+ * a session of the job's account (and, with the driver's page, to the job's current driver
+ * link). Who took each: the actor, and the user or unit.
+ */
+export const jobPhotos = sqliteTable('job_photos', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull(),
+  jobId: text('job_id').notNull().references(() => jobs.id),
+  /** image/jpeg, image/png or image/webp, read from the bytes (never the uploader's word). */
+  contentType: text('content_type').notNull(),
+  bytes: integer('bytes').notNull(),
+  sha256: text('sha256').notNull(),
+  data: blob('data', { mode: 'buffer' }).notNull(),
+  /** dispatcher or driver. */
+  takenBy: text('taken_by').notNull(),
+  userId: text('user_id'),
+  unitId: text('unit_id'),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [index('job_photos_job_idx').on(t.jobId, t.createdAt)])
 
 /**
  * Links that were live and are not any more: a tracking link replaced by **New tracking link**,

@@ -2,7 +2,7 @@ import { inTransaction } from '../db/client'
 import { iso } from '../platform/clock'
 import type { OperationContext } from '../operations/operation-context'
 import { checkMove, commitJobChange } from './commit-job-change'
-import { loadWritableJob, requireReason } from './job-context'
+import { loadWritableJob, requireReason, type ActionGuard } from './job-context'
 import type { JobRow } from './job.view'
 
 /**
@@ -10,9 +10,9 @@ import type { JobRow } from './job.view'
  * and the rating cleared. What the move erases is written to the timeline first
  * (job.reopened), then job.status_changed from the finished status to confirmed.
  */
-export function reopenJob(ctx: OperationContext, id: string, rawReason: string | undefined): JobRow {
+export function reopenJob(ctx: OperationContext, id: string, rawReason: string | undefined, guard: ActionGuard = {}): JobRow {
   return inTransaction(ctx.db, (tx) => {
-    const job = loadWritableJob(ctx, tx, id)
+    const job = loadWritableJob(ctx, tx, id, 'jobs:write', guard)
     checkMove(job, 'confirmed', 'reopen')
     const reason = requireReason(rawReason, 'reason', 'Reopening a job')
     const reopenCount = job.reopenCount + 1

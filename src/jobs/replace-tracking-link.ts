@@ -1,7 +1,7 @@
 import { inTransaction } from '../db/client'
 import type { OperationContext } from '../operations/operation-context'
 import { commitJobChange } from './commit-job-change'
-import { jobStale, loadWritableJob } from './job-context'
+import { loadWritableJob, type ActionGuard } from './job-context'
 import { mintLinkToken } from './job-links'
 import type { JobRow } from './job.view'
 
@@ -11,10 +11,9 @@ import type { JobRow } from './job.view'
  * ["tracking_url"], so webhooks and live boards see the new URL. Nobody is texted: the customer
  * who still holds the old link is told to ask the company. A finished job may get one too.
  */
-export function replaceTrackingLink(ctx: OperationContext, jobId: string, opts: { expectedStatus?: string } = {}): JobRow {
+export function replaceTrackingLink(ctx: OperationContext, jobId: string, guard: ActionGuard = {}): JobRow {
   return inTransaction(ctx.db, (tx) => {
-    const job = loadWritableJob(ctx, tx, jobId)
-    if (opts.expectedStatus !== undefined && job.status !== opts.expectedStatus) throw jobStale(opts.expectedStatus, job.status)
+    const job = loadWritableJob(ctx, tx, jobId, 'jobs:write', guard)
     const link = mintLinkToken(ctx.links)
     return commitJobChange(tx, ctx, job, {
       set: { trackingTokenHash: link.hash, trackingTokenSealed: link.sealed },

@@ -3,7 +3,7 @@ import { AppError } from '../platform/errors'
 import type { OperationContext } from '../operations/operation-context'
 import { findUnit } from '../units/unit.queries'
 import { commitJobChange } from './commit-job-change'
-import { loadWritableJob } from './job-context'
+import { loadWritableJob, type ActionGuard } from './job-context'
 import { isFinished, NEEDS_UNIT } from './job-status'
 import type { JobRow } from './job.view'
 
@@ -12,9 +12,9 @@ import type { JobRow } from './job.view'
  * policy tells the driver, and, like every status change, the customer; the driver's link is
  * retired (it answers 410). No-op when no unit holds it.
  */
-export function unassignJob(ctx: OperationContext, id: string): JobRow {
+export function unassignJob(ctx: OperationContext, id: string, guard: ActionGuard = {}): JobRow {
   return inTransaction(ctx.db, (tx) => {
-    const job = loadWritableJob(ctx, tx, id)
+    const job = loadWritableJob(ctx, tx, id, 'jobs:write', guard)
     if (!job.unitId) return job
     if (isFinished(job.status)) {
       throw new AppError('job_transition_refused', `The job is ${job.status}; a finished job keeps its unit. Reopen it first.`, { from: job.status, to: 'confirmed', reason: 'job_finished' })

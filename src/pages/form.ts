@@ -147,3 +147,23 @@ export function checkboxField(form: FormState, f: FieldBase & { value?: string; 
   const label = html`<label for="${id}">${f.label}</label>${requiredMark(f)}`
   return html`<div class="field field-check"><input${attrs({ ...p.control, id, type: 'checkbox', value, checked })}>${label}${p.hint}${p.error}</div>`
 }
+
+/**
+ * A group of checkboxes posted as one list (`name` ending in `[]`, read as the name without
+ * brackets): a fieldset whose legend names the group, each box labelled by its own words (an
+ * option's `hint` is read after its label), and one message for the group, beside it, for a
+ * problem at `name` or at any `name.<index>`.
+ */
+export function checkboxGroup(form: FormState, f: { name: string; legend: string; hint?: string; options: { value: string; label: string; hint?: string }[] }): Html {
+  const base = f.name.replace(/\[\]$/, '')
+  const id = fieldId(base)
+  const error = form.errors[base] ?? Object.entries(form.errors).find(([path]) => path.startsWith(`${base}.`))?.[1]
+  const held = form.values[base] ?? form.values[f.name]
+  const chosen = Array.isArray(held) ? held : held === undefined ? [] : [held]
+  const boxes = f.options.map((o, i) => {
+    const boxId = i === 0 ? id : `${id}-${i}`
+    const described = [f.hint ? `${id}-hint` : '', o.hint ? `${boxId}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ')
+    return html`<div class="field field-check"><input${attrs({ id: boxId, type: 'checkbox', name: f.name, value: o.value, checked: chosen.includes(o.value), 'aria-invalid': error ? 'true' : undefined, 'aria-describedby': described || undefined })}><label for="${boxId}">${o.label}</label>${o.hint ? html`<span class="field-hint" id="${boxId}-hint">${o.hint}</span>` : ''}</div>`
+  })
+  return html`<fieldset class="field-group"><legend>${f.legend}</legend>${f.hint ? html`<p class="field-hint" id="${id}-hint">${f.hint}</p>` : ''}${boxes}<p class="field-error" id="${id}-error">${error ?? ''}</p></fieldset>`
+}

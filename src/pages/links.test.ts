@@ -16,7 +16,7 @@ let key: string
 beforeAll(() => {
   api = startTestApi({ ...NO_LIMITS, TOWLINE_TRACKING_LINK_DAYS: '2' })
   key = api.key('all')
-  updateAccount(api.db, api.clock, api.accountId, { name: 'Joe & Sons <Towing>' })
+  updateAccount(api.contexts.forOperator(api.accountId), { name: 'Joe & Sons <Towing>' })
 })
 afterAll(() => api.close())
 

@@ -19,10 +19,10 @@ let bay: string
 
 beforeAll(() => {
   api = startTestApi({ ...NO_LIMITS, TWILIO_AUTH_TOKEN: TWILIO_TOKEN, TWILIO_FROM })
-  updateAccount(api.db, api.clock, api.accountId, { name: 'Acme Towing', phone: '+15035550100' })
+  updateAccount(api.contexts.forOperator(api.accountId), { name: 'Acme Towing', phone: '+15035550100' })
   keyA = api.key('all')
   bay = api.account('Bay Towing')
-  updateAccount(api.db, api.clock, bay, { phone: '+15035550700', smsFrom: BAY_NUMBER })
+  updateAccount(api.contexts.forOperator(bay), { phone: '+15035550700', smsFrom: BAY_NUMBER })
   keyB = api.key('all', { accountId: bay })
 })
 afterAll(() => api.close())
@@ -103,7 +103,7 @@ describe('HELP', () => {
     expect(help).not.toContain('Acme')
     expect(reply(await inbound('+15035550186', 'HELP', { sid: 'SMhelp00000000000000000000000001' }))).toBe(help)
     const noPhone = api.account('Quiet Towing')
-    updateAccount(api.db, api.clock, noPhone, { smsFrom: '+15035550888' })
+    updateAccount(api.contexts.forOperator(noPhone), { smsFrom: '+15035550888' })
     await makeJob(api, api.key('all', { accountId: noPhone }), customer('+15035550187'))
     expect(reply(await inbound('+15035550187', 'HELP', { to: '+15035550888' }))).toStartWith('Quiet Towing: texts about your tow request.')
   })

@@ -1,5 +1,5 @@
 import { inTransaction } from '../db/client'
-import { jobStale, loadWritableJob } from '../jobs/job-context'
+import { loadWritableJob, type ActionGuard } from '../jobs/job-context'
 import { findLatestJobEvent } from '../jobs/job-events'
 import { isFinished } from '../jobs/job-status'
 import type { OperationContext } from '../operations/operation-context'
@@ -15,10 +15,9 @@ import { driverJobLinkText } from './text-policy'
  * change: no event, the job untouched. 409 invalid_state for a job with no unit, a finished or
  * an archived one.
  */
-export function resendDriverLink(ctx: OperationContext, jobId: string, opts: { expectedStatus?: string } = {}): { textId: string; skipReason: string | null } {
+export function resendDriverLink(ctx: OperationContext, jobId: string, guard: ActionGuard = {}): { textId: string; skipReason: string | null } {
   return inTransaction(ctx.db, (tx) => {
-    const job = loadWritableJob(ctx, tx, jobId)
-    if (opts.expectedStatus !== undefined && job.status !== opts.expectedStatus) throw jobStale(opts.expectedStatus, job.status)
+    const job = loadWritableJob(ctx, tx, jobId, 'jobs:write', guard)
     if (isFinished(job.status)) {
       throw new AppError('invalid_state', `This job is ${job.status}; a finished job's driver link is not sent again.`, { reason: 'job_finished', status: job.status })
     }

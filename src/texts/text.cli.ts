@@ -1,13 +1,15 @@
 import type { Command } from '../cli/cli'
-import { DB_OPTIONS, UsageError, printJson, table, withDb } from '../cli/cli'
+import { DB_OPTIONS, UsageError, asUsage, printJson, table, withDb } from '../cli/cli'
 import { ensureDefaultAccount } from '../accounts/create-account'
 import { systemClock } from '../platform/clock'
 import { listOutbox } from './list-texts'
-import { listConsents, recordConsent, recordOptOut } from './consent'
-import { normalizePhone } from '../platform/phone'
 import { findAccountById } from '../accounts/account.queries'
-import { DEFAULT_TEMPLATES, type TemplateName } from './templates'
-import { templateFor } from './queue-text'
+import { createContextFactory } from '../operations/context-factory'
+import type { Db } from '../db/client'
+import type { JobLinks } from '../jobs/job-links'
+import { TEMPLATE_NAMES } from './templates'
+import { listTemplates, resetTemplate, setTemplate } from './manage-templates'
+import { lookUpConsent, startTexts, stopTexts } from './manage-consent'
 
 const textsList: Command = {
   name: 'texts list',
@@ -28,22 +30,21 @@ const templatesCmd: Command = {
   summary: 'Show or change an account\'s text templates',
   usage: `towline texts templates [--set NAME --text TEXT | --reset NAME] [--account ID] [--db FILE] [--json]
 
-Templates: ${Object.keys(DEFAULT_TEMPLATES).join(', ')}.
-Placeholders: {company} {pickup} {tracking_url} {driver_url} {eta} {job_ref}. Keep to plain
-characters (GSM-7) so a text stays one segment; the link is the part whose length varies.`,
+Templates: ${TEMPLATE_NAMES.join(', ')}.
+Placeholders: {company} {pickup} {tracking_url} {eta} {job_ref} in every text, and {driver_url}
+in driver_job_link only; any other {name} is refused. Keep to plain characters (GSM-7) so a
+text stays one segment; the link is the part whose length varies. The dashboard's Settings
+page (Text templates) changes the same (owners).`,
   options: { ...DB_OPTIONS, set: { type: 'string' }, text: { type: 'string' }, reset: { type: 'string' }, account: { type: 'string' } },
   positionals: 0,
-  run: ({ values }) => withDb(values, (db) => {
-    const accountId = values.account ?? ensureDefaultAccount(db, systemClock).account.id
-    const name = (values.set ?? values.reset) as TemplateName | undefined
-    if (name && !(name in DEFAULT_TEMPLATES)) throw new UsageError(`unknown template "${name}"`)
-    if (values.set) {
+  run: ({ values }) => withDb(values, async (db, _config, links) => {
+    const ctx = operatorContext(db, links, values.account)
+    if (values.set !== undefined) {
       if (!values.text?.trim()) throw new UsageError('--text is required with --set')
-      db.$client.query('INSERT INTO text_templates (account_id, name, body, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at')
-        .run(accountId, values.set, values.text.trim(), systemClock.now())
+      await asUsage(() => setTemplate(ctx, values.set, values.text))
     }
-    if (values.reset) db.$client.query('DELETE FROM text_templates WHERE account_id = ? AND name = ?').run(accountId, values.reset)
-    const rows = (Object.keys(DEFAULT_TEMPLATES) as TemplateName[]).map((n) => ({ name: n, text: templateFor(db, accountId, n), own: templateFor(db, accountId, n) !== DEFAULT_TEMPLATES[n] }))
+    if (values.reset !== undefined) await asUsage(() => resetTemplate(ctx, values.reset))
+    const rows = listTemplates(ctx).map((t) => ({ name: t.name, text: t.text, own: t.own }))
     if (values.json) return printJson({ object: 'list', data: rows })
     process.stdout.write(table(rows.map((r) => ({ ...r, own: r.own ? 'yes' : '' })), ['name', 'own', 'text']))
   }),
@@ -56,28 +57,27 @@ const consentCmd: Command = {
 
 Each number's consent with where it came from (api:<key id>, sms:STOP, cli, ...) and when.
 --stop opts a number out of the account's texts (as if it had texted STOP); --start lets it
-be texted again (as START does). Numbers are read in the account's default country.`,
+be texted again (as START does). Numbers are read in the account's default country. The
+dashboard's Settings page (Consent) does the same (owners).`,
   options: { ...DB_OPTIONS, phone: { type: 'string' }, stop: { type: 'string' }, start: { type: 'string' }, account: { type: 'string' } },
   positionals: 0,
-  run: ({ values }) => withDb(values, (db) => {
-    const account = values.account ? findAccountById(db, values.account) : ensureDefaultAccount(db, systemClock).account
-    if (!account) throw new UsageError(`no account ${values.account}`)
-    const number = (raw: string | undefined) => {
-      if (raw === undefined) return undefined
-      const phone = normalizePhone(raw, account.defaultCountry)
-      if (!phone) throw new UsageError(`"${raw}" is not a phone number`)
-      return phone
-    }
-    const stop = number(values.stop)
-    const start = number(values.start)
-    if (stop && start) throw new UsageError('give --stop or --start, not both')
-    const now = systemClock.now()
-    if (stop) recordOptOut(db, account.id, stop, 'cli', now)
-    if (start) recordConsent(db, account.id, start, 'cli', now, true)
-    const rows = listConsents(db, account.id, number(values.phone) ?? stop ?? start)
+  run: ({ values }) => withDb(values, async (db, _config, links) => {
+    const ctx = operatorContext(db, links, values.account)
+    if (values.stop !== undefined && values.start !== undefined) throw new UsageError('give --stop or --start, not both')
+    let phone: string | undefined
+    if (values.stop !== undefined) phone = (await asUsage(() => stopTexts(ctx, values.stop))).phone
+    if (values.start !== undefined) phone = (await asUsage(() => startTexts(ctx, values.start))).phone
+    const rows = (await asUsage(() => lookUpConsent(ctx, phone ?? values.phone))).records
     if (values.json) return printJson({ object: 'list', data: rows })
     process.stdout.write(rows.length ? table(rows, ['phone', 'texts', 'consent_source', 'consented_at', 'opt_out_source', 'opted_out_at']) : 'No consent records yet.\n')
   }),
+}
+
+/** The console's context on the account --account names (else the default one). */
+function operatorContext(db: Db, links: JobLinks, accountId: string | undefined) {
+  const account = accountId ? findAccountById(db, accountId) : ensureDefaultAccount(db, systemClock).account
+  if (!account) throw new UsageError(`no account ${accountId}; towline accounts list shows them`)
+  return createContextFactory({ db, clock: systemClock, links }).forOperator(account.id)
 }
 
 /** Operator commands for texts. */

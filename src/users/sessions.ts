@@ -52,12 +52,44 @@ export function resolveSession(db: Db, clock: Clock, token: string): SessionUser
   }
 }
 
+/**
+ * Tells whether a session can still be used, without counting this as its use (a live stream
+ * asks it again and again): not ended, its user not disabled, within its limits.
+ */
+export function sessionIsLive(db: Db, clock: Clock, sessionId: string): boolean {
+  const row = db.$client.query<{ ended_at: number | null; expires_at: number; last_seen_at: number; disabled_at: number | null }, [string]>(
+    'SELECT s.ended_at, s.expires_at, s.last_seen_at, u.disabled_at FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?',
+  ).get(sessionId)
+  const now = clock.now()
+  return !!row && row.ended_at === null && row.disabled_at === null && now < row.expires_at && now - row.last_seen_at < SESSION_IDLE_MS
+}
+
+const endedListeners = new Set<() => void>()
+
+/**
+ * Lets live streams hear that sessions ended in this process (sign-out, a new password, a
+ * disabled login), once the change has committed; returns the function that stops listening.
+ * Sessions ended by another process are for the listener to notice on its own rounds.
+ */
+export function onSessionsEnded(listener: () => void): () => void {
+  endedListeners.add(listener)
+  return () => { endedListeners.delete(listener) }
+}
+
+/** Calls the listeners after the caller's (synchronous) transaction has committed. */
+function announceEnded(): void {
+  if (endedListeners.size) queueMicrotask(() => { for (const listener of endedListeners) listener() })
+}
+
 /** Ends one session (sign-out). */
 export function endSession(db: Db, clock: Clock, sessionId: string): void {
   db.update(sessions).set({ endedAt: clock.now() }).where(and(eq(sessions.id, sessionId), isNull(sessions.endedAt))).run()
+  announceEnded()
 }
 
 /** Ends every session of a user (new password, disabled); returns how many were live. */
 export function endSessionsOf(db: Db, clock: Clock, userId: string): number {
-  return db.$client.query('UPDATE sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL').run(clock.now(), userId).changes
+  const ended = db.$client.query('UPDATE sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL').run(clock.now(), userId).changes
+  if (ended) announceEnded()
+  return ended
 }

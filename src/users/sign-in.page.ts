@@ -1,5 +1,5 @@
-import { escapeHtml as e } from '../platform/error-page'
-import { raw } from '../pages/html'
+import { formAlert, inputField, type FormState } from '../pages/form'
+import { html } from '../pages/html'
 import { layout } from '../pages/layout'
 
 /** What the sign-in form shows: the email typed, messages beside fields, and an alert. */
@@ -10,22 +10,16 @@ export interface SignInForm {
   alert?: string
 }
 
-/** The sign-in page: fields **Email** and **Password**, button **Sign in**; works without scripts. */
+/** The sign-in page: fields **Email** and **Password**, button **Sign in**; works without scripts. Built on the page kit's form helpers. */
 export function signInPage(form: SignInForm = {}): string {
-  const err = form.errors ?? {}
-  const field = (id: 'email' | 'password', label: string, attrs: string) => `
-<div class="field">
-<label for="${id}">${label}</label>
-<input id="${id}" name="${id}" ${attrs}${err[id] ? ` aria-invalid="true" aria-describedby="${id}-error"` : ''}>
-${err[id] ? `<p class="field-error" id="${id}-error">${e(err[id]!)}</p>` : ''}
-</div>`
-  const body = `<h1>Sign in to Towline</h1>
-<div role="alert" class="form-alert">${form.alert ? `<p>${e(form.alert)}</p>` : ''}</div>
+  const state: FormState = { values: { email: form.email ?? '' }, errors: { ...form.errors }, alert: form.alert }
+  const body = html`<h1>Sign in to Towline</h1>
 <form method="post" action="/login" class="sign-in" novalidate>
-${form.next ? `<input type="hidden" name="next" value="${e(form.next)}">` : ''}
-${field('email', 'Email', `type="email" autocomplete="username" required value="${e(form.email ?? '')}"`)}
-${field('password', 'Password', 'type="password" autocomplete="current-password" required')}
+${formAlert(state)}
+${form.next ? html`<input type="hidden" name="next" value="${form.next}">` : ''}
+${inputField(state, { name: 'email', label: 'Email', type: 'email', autocomplete: 'username', required: true })}
+${inputField(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', required: true })}
 <button type="submit">Sign in</button>
 </form>`
-  return layout({ title: 'Sign in', body: raw(body), scripts: [] }).text
+  return layout({ title: 'Sign in', body, scripts: [] }).text
 }

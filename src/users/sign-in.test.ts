@@ -74,8 +74,8 @@ describe('signing in', () => {
     const res = await post('/login', { email: '', password: '' })
     expect(res.status).toBe(422)
     const body = await res.text()
-    expect(body).toContain('id="email-error"')
-    expect(body).toContain('id="password-error"')
+    expect(body).toMatch(/id="f-email-error">[^<]+</)
+    expect(body).toMatch(/id="f-password-error">[^<]+</)
   })
 
   test('a sign-in posted from another origin is refused before anything is read', async () => {
@@ -163,7 +163,8 @@ describe('sessions', () => {
   })
 
   test('a new password or disabling the login ends its sessions', async () => {
-    await makeUser()
+    // A dispatcher: the account's last active owner cannot be disabled.
+    await makeUser('ann@example.com', 'dispatcher')
     const a = await signIn()
     await setUserPassword(api.contexts.forOperator(api.accountId), 'ann@example.com', 'another good password')
     expect((await get('/login', a)).status).toBe(200)

@@ -1,9 +1,8 @@
 import type { Command } from '../cli/cli'
-import { DB_OPTIONS, UsageError, printJson, table, withDb } from '../cli/cli'
+import { DB_OPTIONS, UsageError, asUsage as asUsageOf, printJson, table, withDb } from '../cli/cli'
 import { ensureDefaultAccount } from '../accounts/create-account'
 import { findAccountById } from '../accounts/account.queries'
 import { createContextFactory } from '../operations/context-factory'
-import { AppError } from '../platform/errors'
 import { iso, systemClock } from '../platform/clock'
 import { createUser } from './create-user'
 import { setUserDisabled, setUserPassword } from './manage-user'
@@ -12,17 +11,8 @@ import { MIN_PASSWORD_LENGTH } from './password'
 import type { Db } from '../db/client'
 import type { JobLinks } from '../jobs/job-links'
 
-/** Turns an operation's refusal into the one-line usage error the console shows. */
-async function asUsage<T>(work: () => T | Promise<T>): Promise<T> {
-  try { return await work() } catch (err) {
-    if (err instanceof AppError && err.errorCode === 'validation_failed') {
-      const fields = (err.details as { fields?: { path: string; message: string }[] }).fields ?? []
-      throw new UsageError(fields.map((f) => `--${f.path} ${f.message}`).join('; ') || err.message)
-    }
-    if (err instanceof AppError && err.errorCode === 'not_found') throw new UsageError(`${err.message} towline users list shows them`)
-    throw err
-  }
-}
+/** Runs a users operation: its refusals become usage errors, a login not found says where to look. */
+const asUsage = <T>(work: () => T | Promise<T>) => asUsageOf(work, 'towline users list shows them')
 
 /** A login as the console prints it (never its password hash). */
 function userView(u: UserRow & { accountName?: string }) {

@@ -6,16 +6,23 @@ import {
   CreateWebhookEndpointBody, DeletedWebhookEndpoint, DeliveriesQuery, DeliveryAttempt, DeliveryOutcome, DeliveryParams, EndpointIdParams,
   UpdateWebhookEndpointBody, WebhookEndpoint,
 } from './webhook.model'
-import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint } from './manage-endpoints'
-import { listAttempts, pingEndpoint, resendDelivery } from './send-now'
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint, type EndpointDeps } from './manage-endpoints'
+import { listAttempts, pingEndpoint, resendDelivery, type SendNowDeps } from './send-now'
 import { endpointView } from './webhook.queries'
 import { pageLimit } from '../platform/paging'
 import { IdempotencyHeaders, idempotencyOwner, reply, withIdempotencyAsync } from '../idempotency/idempotency'
 
+/** What the webhook operations run with (the address policy, the send settings), for the API's routes and the Developers pages alike. */
+export function webhookDeps(deps: RouteDeps): { manage: EndpointDeps; sendNow: SendNowDeps } {
+  return {
+    manage: { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhookAllowPrivate, resolve: deps.webhookSend.resolve, isAllowedAddress: deps.webhookSend.isAllowedAddress },
+    sendNow: { db: deps.db, clock: deps.clock, schedule: deps.config.webhookRetryScheduleMs, send: deps.webhookSend, links: deps.links },
+  }
+}
+
 /** The /webhooks endpoints (scope webhooks:manage). */
 export function webhookRoutes(auth: AuthPlugin, deps: RouteDeps) {
-  const manage = { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhookAllowPrivate, resolve: deps.webhookSend.resolve, isAllowedAddress: deps.webhookSend.isAllowedAddress }
-  const sendNow = { db: deps.db, clock: deps.clock, schedule: deps.config.webhookRetryScheduleMs, send: deps.webhookSend, links: deps.links }
+  const { manage, sendNow } = webhookDeps(deps)
   const tags = ['Webhooks']
   return new Elysia({ prefix: '/api/v1' }).use(auth)
     .get('/webhooks', ({ ctx, query }) => listEndpoints(ctx, query), {

@@ -5,13 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
-import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
-import { launchChromium } from '../browser/chromium'
+import { cli, freshFolder, type RunningServer } from '../binary'
+import { signedInPage, startDashboard, type Dashboard, type Login } from '../browser/dashboard'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
 
 let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
 let browser: Browser
+let stop: Dashboard['stop']
 let key: string
 /** The public URL (the default, http://localhost:<port>): pages are opened where their own posts pass the same-origin check. */
 let base: string
@@ -19,32 +20,14 @@ const OWNER = { email: 'owner@example.com', password: 'owner password 1' }
 const DISPATCHER = { email: 'disp@example.com', password: 'dispatch password 1' }
 
 beforeAll(async () => {
-  folder = freshFolder()
-  server = await startServer(folder.bin, { cwd: folder.dir })
-  key = createKeyWithCli(folder.bin, folder.dir, 'all')
-  base = server.url.replace('127.0.0.1', 'localhost')
-  for (const [u, role] of [[OWNER, 'owner'], [DISPATCHER, 'dispatcher']] as const) {
-    expect(cli(folder.bin, ['users', 'create', '--email', u.email, '--role', role, '--password', u.password], { cwd: folder.dir }).code).toBe(0)
-  }
-  browser = await launchChromium()
+  ;({ folder, server, key, base, browser, stop } = await startDashboard({ logins: [{ ...OWNER, role: 'owner' }, { ...DISPATCHER, role: 'dispatcher' }] }))
 }, 30_000)
 afterAll(async () => {
-  await browser?.close()
-  await server?.stop()
-  folder?.cleanup()
+  await stop?.()
 })
 
-async function signIn(user: { email: string; password: string }, viewport = { width: 1280, height: 800 }): Promise<Page> {
-  const context = await browser.newContext({ viewport })
-  const page = await context.newPage()
-  await page.goto(`${base}/board`)
-  expect(new URL(page.url()).pathname).toBe('/login')
-  await page.getByLabel('Email').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL(`${base}/board`)
-  return page
-}
+/** A fresh context signed in as `user`, on the board. */
+const signIn = (user: Login, viewport = { width: 1280, height: 800 }): Promise<Page> => signedInPage(browser, base, user, viewport)
 const api = (method: string, path: string, body?: unknown) =>
   fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
 const card = (page: Page, status: string, id: string) => page.locator(`[data-status="${status}"] [data-job-id="${id}"]`)
@@ -77,8 +60,8 @@ describe('the dispatch board in Chromium', () => {
     await b.getByLabel('Pickup').fill('Burnside Bridge')
     await b.getByLabel('Destination').fill('Home')
     await b.getByRole('button', { name: 'Create job' }).click()
-    await b.waitForURL(/\/board\?created=job_/)
-    const id = new URL(b.url()).searchParams.get('created')!
+    await b.waitForURL(/\/jobs\/job_[0-9A-Za-z]+\?done=created$/)
+    const id = new URL(b.url()).pathname.split('/')[2]!
     await card(a, 'confirmed', id).waitFor({ timeout: 2000 })
     const events = await api('GET', `/jobs/${id}/events`)
     expect(events.body.data[0]).toMatchObject({ type: 'job.created', actor: 'dispatcher' })

@@ -78,9 +78,11 @@ describe('the jobs list in Chromium', () => {
     expect(await search(page, { q: '5035550142' })).toEqual([made.phone])
     expect(await search(page, { q: '8xyz321' })).toEqual([made.plate])
     expect(await search(page, { q: 'aaa-771' })).toEqual([made.ref])
-    expect(await page.getByRole('link', { name: 'Rita Reference' }).getAttribute('href')).toBe(`/jobs/${made.ref}`)
     // The search is in the address, so a reload or a shared link shows the same list.
     expect(new URL(page.url()).searchParams.get('q')).toBe('aaa-771')
+    expect(await page.getByRole('link', { name: 'Rita Reference' }).getAttribute('href')).toBe(`/jobs/${made.ref}`)
+    const [opened] = await Promise.all([page.waitForNavigation(), page.getByRole('link', { name: 'Rita Reference' }).click()])
+    expect({ status: opened?.status(), url: page.url() }).toEqual({ status: 200, url: `${base}/jobs/${made.ref}` })
     await page.context().close()
   }, 30_000)
 

@@ -1,0 +1,61 @@
+import { requirePermission } from '../accounts/actor'
+import { listKeys } from '../accounts/account.queries'
+import { driverUrlOf } from '../jobs/job-links'
+import { jobEventView, listJobEventRows } from '../jobs/job-events'
+import { findJobOrThrow } from '../jobs/job.queries'
+import { listJobPhotos, type PhotoListing } from '../jobs/job-photos'
+import type { JobView } from '../jobs/job.view'
+import { readJobView } from '../jobs/present-job'
+import type { OperationContext } from '../operations/operation-context'
+import { listJobTexts } from '../texts/list-texts'
+import type { TextMessage } from '../texts/text.model'
+import { listUnitsPage } from '../units/list-units'
+import { listUsers } from '../users/user.queries'
+
+/** A timeline event as the job page shows it. */
+export type PageEvent = ReturnType<typeof jobEventView>
+
+/** A unit the Assign select offers. */
+export interface UnitChoice { id: string; name: string; status: string }
+
+/** Everything the job page shows, read for a signed-in user of the job's account. */
+export interface JobPageData {
+  job: JobView
+  /** The driver's link while a unit holds the job (a capability: shown only to the account's users). */
+  driverUrl: string | null
+  /** The timeline, oldest first (at most the newest 500 events). */
+  events: PageEvent[]
+  /** The texts, oldest first (at most 500). */
+  texts: TextMessage[]
+  units: UnitChoice[]
+  /** The photos, oldest first (the bytes are fetched by each image). */
+  photos: PhotoListing[]
+  /** Who the timeline's `detail.user_id` / `key_id` / `unit_id` name: id → what to show. */
+  names: Map<string, string>
+  /** The job's event count when read: a form posted from this page says which version it saw. */
+  version: number
+}
+
+const MAX_SHOWN = 500
+
+/** Reads the job page's data; 404 for a job outside the user's account. */
+export function readJobPage(ctx: OperationContext, id: string): JobPageData {
+  requirePermission(ctx.actor, 'jobs:read')
+  const { db, links } = ctx
+  const row = findJobOrThrow(db, ctx.scope, id)
+  const job = readJobView(db, links, ctx.scope, id)
+  const events = listJobEventRows(db, row.id, Math.max(0, row.eventSeq - MAX_SHOWN), MAX_SHOWN).map(jobEventView)
+  const texts = listJobTexts(ctx, row.id, { limit: '100' }).data
+  const units = listUnitsPage(ctx, { limit: '100' }).data.map((u) => ({ id: u.id, name: u.name, status: u.status }))
+  const names = new Map<string, string>()
+  for (const u of listUsers(db, row.accountId)) names.set(u.id, u.email)
+  for (const k of listKeys(db, row.accountId)) names.set(k.id, `key ${k.name}`)
+  for (const u of units) names.set(u.id, u.name)
+  return { job, driverUrl: driverUrlOf(links, row), events, texts, units, photos: listJobPhotos(ctx, row.id), names, version: row.eventSeq }
+}
+
+/** The job's current version (its event count): what a posted form is compared with. */
+export function jobVersion(ctx: OperationContext, id: string): { version: number; status: string } {
+  const row = findJobOrThrow(ctx.db, ctx.scope, id)
+  return { version: row.eventSeq, status: row.status }
+}

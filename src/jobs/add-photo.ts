@@ -1,0 +1,50 @@
+import { requirePermission } from '../accounts/actor'
+import { inTransaction } from '../db/client'
+import { AppError, validationFailed } from '../platform/errors'
+import { newId } from '../platform/ids'
+import type { OperationContext } from '../operations/operation-context'
+import { commitJobChange } from './commit-job-change'
+import { loadWritableJob, type ActionGuard } from './job-context'
+
+/** The largest photo taken (the pages' upload cap: BODY_CAPS.photo). */
+export const MAX_PHOTO_BYTES = 10 * 1024 * 1024
+
+/** The image type the bytes are, whatever the upload claimed: JPEG, PNG or WebP, else null. */
+export function photoTypeOf(b: Uint8Array): 'image/jpeg' | 'image/png' | 'image/webp' | null {
+  if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg'
+  // PNG: the signature, then the IHDR chunk first, as the format requires.
+  if (b.length >= 24 && [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a].every((v, i) => b[i] === v) && String.fromCharCode(...b.subarray(12, 16)) === 'IHDR') return 'image/png'
+  // WebP: a RIFF container of type WEBP whose stated size fits the bytes.
+  if (b.length >= 16 && String.fromCharCode(...b.subarray(0, 4)) === 'RIFF' && String.fromCharCode(...b.subarray(8, 12)) === 'WEBP') {
+    const size = b[4]! | (b[5]! << 8) | (b[6]! << 16) | (b[7]! << 24)
+    if (size + 8 <= b.length && size >= 8) return 'image/webp'
+  }
+  return null
+}
+
+/**
+ * Adds a photo to a job (the job page's **Add photo**, the driver's page's camera): the bytes
+ * are checked to be a JPEG, PNG or WebP of at most 10 MB, kept in the database, and the
+ * timeline gets job.photo_added (detail.photo_id, content_type, bytes, by). A driver adds
+ * photos only to the job their link is for.
+ */
+export function addPhoto(ctx: OperationContext, jobId: string, bytes: Uint8Array, guard: ActionGuard = {}): { id: string; contentType: string; bytes: number } {
+  const permission = ctx.actor.kind === 'driver' ? 'jobs:drive' : 'jobs:write'
+  requirePermission(ctx.actor, permission)
+  if (bytes.length === 0) throw validationFailed([{ path: 'photo', message: 'choose a photo to add' }])
+  if (bytes.length > MAX_PHOTO_BYTES) throw validationFailed([{ path: 'photo', message: `must be at most ${MAX_PHOTO_BYTES / 1024 / 1024} MB` }])
+  const contentType = photoTypeOf(bytes)
+  if (!contentType) throw validationFailed([{ path: 'photo', message: 'must be a JPEG, PNG or WebP image' }])
+  const sha256 = new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+  return inTransaction(ctx.db, (tx) => {
+    const job = loadWritableJob(ctx, tx, jobId, permission, guard)
+    const actor = ctx.actor
+    if (actor.kind === 'driver' && job.unitId !== actor.unitId) throw new AppError('forbidden', 'This job was handed to another driver.', { actor: 'driver', required_permission: 'jobs:drive' })
+    const now = ctx.clock.now()
+    const id = newId('pho', now)
+    tx.$client.query('INSERT INTO job_photos (id, account_id, job_id, content_type, bytes, sha256, data, taken_by, user_id, unit_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(id, job.accountId, job.id, contentType, bytes.length, sha256, bytes, actor.kind, actor.kind === 'dispatcher' ? actor.userId : null, actor.kind === 'driver' ? actor.unitId : null, now)
+    commitJobChange(tx, ctx, job, { events: [{ type: 'job.photo_added', detail: { photo_id: id, content_type: contentType, bytes: bytes.length, by: actor.kind } }] })
+    return { id, contentType, bytes: bytes.length }
+  })
+}

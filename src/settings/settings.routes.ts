@@ -1,0 +1,149 @@
+import { Elysia } from 'elysia'
+import type { RouteDeps } from '../app'
+import { readAccountSettings, updateAccount } from '../accounts/update-account'
+import { blankForm, refusedForm, type FormState } from '../pages/form'
+import { AppError } from '../platform/errors'
+import type { FormFields } from '../platform/forms'
+import { BODY_CAPS, routeProps } from '../platform/route-props'
+import type { OperationContext } from '../operations/operation-context'
+import { lookUpConsent, startTexts, stopTexts } from '../texts/manage-consent'
+import { listTemplates, previewTemplate, resetTemplate, setTemplate } from '../texts/manage-templates'
+import { isTemplateName, type TemplateName } from '../texts/templates'
+import { createUser } from '../users/create-user'
+import { listLogins, setUserDisabled, setUserPassword } from '../users/manage-user'
+import type { SessionPlugin } from '../users/session.plugin'
+import type { SessionUser } from '../users/sessions'
+import { companyBody } from './company.page'
+import { consentBody, type ConsentLookup } from './consent.page'
+import { settingsPage } from './shell'
+import { templatesBody, type TemplateEntry } from './templates.page'
+import { usersBody, type ShownPassword } from './users.page'
+
+/** A posted (or queried) text field, or '' when absent or not text. */
+const field = (fields: Record<string, unknown>, name: string): string => (typeof fields[name] === 'string' ? (fields[name] as string) : '')
+const seeOther = (location: string) => new Response(null, { status: 303, headers: { location } })
+const FORM = (maxFields: number) => ({ kind: 'form' as const, maxBytes: BODY_CAPS.form, maxFields })
+
+/** Whether an error is an operation's refusal of what was typed (shown on the form, 422), not a failure. */
+const isRefusal = (err: unknown): err is AppError => err instanceof AppError && err.errorCode === 'validation_failed'
+
+/** `/settings` and its pages (owners only): company, text templates, consent, users. Each acts through the operation the console uses. */
+export function settingsRoutes(session: SessionPlugin, _deps: RouteDeps) {
+  const owner = { signedIn: 'owner' as const }
+
+  const company = (user: SessionUser, ctx: OperationContext, form: FormState | null, saved = false, status = 200) => {
+    const account = readAccountSettings(ctx)
+    const state = form ?? blankForm({ name: account.name, phone: account.phone ?? '', payment_url: account.paymentUrl ?? '' })
+    return settingsPage({ user, tab: 'company', title: 'Company settings', body: companyBody(state, { country: account.defaultCountry, saved }), status })
+  }
+
+  const templates = (user: SessionUser, ctx: OperationContext, refused: { name: TemplateName; form: FormState } | null, saved: TemplateName | null, status = 200) => {
+    const entries: TemplateEntry[] = listTemplates(ctx).map((view) => refused?.name === view.name
+      ? { view, form: refused.form, preview: null }
+      : { view, form: blankForm({ [view.name]: view.text }), preview: previewTemplate(ctx, view.text) })
+    return settingsPage({ user, tab: 'templates', title: 'Text templates', body: templatesBody(entries, saved), status })
+  }
+
+  const consent = (user: SessionUser, ctx: OperationContext, typed: string | null, done: 'stop' | 'start' | null = null) => {
+    let found: ConsentLookup | null = null
+    let form = blankForm({ phone: typed ?? '' })
+    let status = 200
+    if (typed?.trim()) {
+      try {
+        const { phone, records } = lookUpConsent(ctx, typed)
+        found = { phone: phone!, record: records[0] ?? null }
+      } catch (err) {
+        if (!isRefusal(err)) throw err
+        form = refusedForm(err, { phone: typed })
+        status = 422
+      }
+    }
+    return settingsPage({ user, tab: 'consent', title: 'Text consent', body: consentBody(form, found, done), status })
+  }
+
+  const users = (user: SessionUser, ctx: OperationContext, p: { form?: FormState; shown?: ShownPassword; alert?: string; done?: string; status?: number } = {}) =>
+    settingsPage({ user, tab: 'users', title: 'Users', status: p.status,
+      body: usersBody({ users: listLogins(ctx), me: user.userId, form: p.form ?? blankForm({ role: 'dispatcher' }), shown: p.shown ?? null, alert: p.alert ?? null, done: p.done ?? null }) })
+
+  return new Elysia({ name: 'towline.settings' }).use(routeProps).use(session)
+    .get('/settings', ({ user, ctx, query }) => company(user, ctx, null, field(query, 'saved') === '1'), owner)
+    .post('/settings', ({ user, ctx, body }) => {
+      const f = body as FormFields
+      try {
+        updateAccount(ctx, { name: field(f, 'name'), phone: field(f, 'phone'), paymentUrl: field(f, 'payment_url') })
+      } catch (err) {
+        if (!isRefusal(err)) throw err
+        return company(user, ctx, refusedForm(err, { name: field(f, 'name'), phone: field(f, 'phone'), payment_url: field(f, 'payment_url') }), false, 422)
+      }
+      return seeOther('/settings?saved=1')
+    }, { ...owner, accepts: FORM(8) })
+
+    .get('/settings/templates', ({ user, ctx, query }) => {
+      const saved = field(query, 'saved')
+      return templates(user, ctx, null, isTemplateName(saved) ? saved : null)
+    }, owner)
+    .post('/settings/templates/:name', ({ user, ctx, params, body }) => {
+      const text = field(body as FormFields, params.name)
+      try {
+        setTemplate(ctx, params.name, text)
+      } catch (err) {
+        if (!isRefusal(err)) throw err
+        // The operation names the wording `text`; on this page it is the field named after the template.
+        const name = params.name as TemplateName
+        const problem = (err.details.fields as { message: string }[] | undefined)?.[0]?.message ?? err.message
+        return templates(user, ctx, { name, form: { values: { [name]: text }, errors: { [name]: problem }, alert: err.message } }, null, 422)
+      }
+      return seeOther(`/settings/templates?saved=${params.name}#template-${params.name}`)
+    }, { ...owner, accepts: FORM(4) })
+    .post('/settings/templates/:name/reset', ({ ctx, params }) => {
+      resetTemplate(ctx, params.name)
+      return seeOther(`/settings/templates?saved=${params.name}#template-${params.name}`)
+    }, { ...owner, accepts: FORM(4) })
+
+    .get('/settings/consent', ({ user, ctx, query }) => {
+      const done = field(query, 'done')
+      return consent(user, ctx, typeof query.phone === 'string' ? query.phone : null, done === 'stop' || done === 'start' ? done : null)
+    }, owner)
+    .post('/settings/consent/:change', ({ user, ctx, params, body }) => {
+      if (params.change !== 'stop' && params.change !== 'start') throw new AppError('not_found', 'There is no page at this address.')
+      const typed = field(body as FormFields, 'phone')
+      try {
+        const { phone } = (params.change === 'stop' ? stopTexts : startTexts)(ctx, typed)
+        return seeOther(`/settings/consent?phone=${encodeURIComponent(phone)}&done=${params.change}`)
+      } catch (err) {
+        if (!isRefusal(err)) throw err
+        return settingsPage({ user, tab: 'consent', title: 'Text consent', status: 422, body: consentBody(refusedForm(err, { phone: typed }), null, null) })
+      }
+    }, { ...owner, accepts: FORM(4) })
+
+    .get('/settings/users', ({ user, ctx }) => users(user, ctx), owner)
+    .post('/settings/users', async ({ user, ctx, body }) => {
+      const f = body as FormFields
+      const typed = { email: field(f, 'email'), role: field(f, 'role') }
+      try {
+        const made = await createUser(ctx, { ...typed, password: field(f, 'password') })
+        // The new password goes in this response only: never in a URL, never stored but as its hash.
+        return made.generated
+          ? users(user, ctx, { shown: { email: made.user.email, password: made.password, made: 'added' } })
+          : users(user, ctx, { done: `Added ${made.user.email} with the password you typed.` })
+      } catch (err) {
+        if (!isRefusal(err)) throw err
+        return users(user, ctx, { form: refusedForm(err, typed), status: 422 })
+      }
+    }, { ...owner, accepts: FORM(8) })
+    .post('/settings/users/:id/:action', async ({ user, ctx, params }) => {
+      const who = { id: params.id }
+      try {
+        if (params.action === 'password') {
+          const r = await setUserPassword(ctx, who)
+          return users(user, ctx, { shown: { email: r.user.email, password: r.password, made: 'reset' } })
+        }
+        if (params.action !== 'disable' && params.action !== 'enable') throw new AppError('not_found', 'There is no page at this address.')
+        setUserDisabled(ctx, who, params.action === 'disable')
+        return seeOther('/settings/users')
+      } catch (err) {
+        if (!isRefusal(err)) throw err
+        return users(user, ctx, { alert: `Not done: ${err.message[0]!.toUpperCase()}${err.message.slice(1)}.`, status: 422 })
+      }
+    }, { ...owner, accepts: FORM(4) })
+}

@@ -1,0 +1,65 @@
+import { requirePermission } from '../accounts/actor'
+import { AppError, validationFailed } from '../platform/errors'
+import type { OperationContext } from '../operations/operation-context'
+import { templateFor } from './queue-text'
+import { DEFAULT_TEMPLATES, isTemplateName, placeholdersOf, renderTemplate, smsSegments, TEMPLATE_NAMES, templateProblem, type TemplateName } from './templates'
+
+/** A template as the owner sees it: its wording now (the account's own, else the default) and what it may hold. */
+export interface TemplateView {
+  name: TemplateName
+  text: string
+  /** True when the account has its own wording (Reset to default brings the default back). */
+  own: boolean
+  default: string
+  placeholders: readonly string[]
+}
+
+/** The template of this name, else 404 naming those that exist. */
+function templateNamed(name: string): TemplateName {
+  if (!isTemplateName(name)) throw new AppError('not_found', `No text template is named "${name}"; the templates are ${TEMPLATE_NAMES.join(', ')}.`, { name })
+  return name
+}
+
+/** Lists the account's text templates with their current wording. */
+export function listTemplates(ctx: OperationContext): TemplateView[] {
+  requirePermission(ctx.actor, 'settings:manage')
+  return TEMPLATE_NAMES.map((name) => {
+    const text = templateFor(ctx.db, ctx.account.id, name)
+    return { name, text, own: text !== DEFAULT_TEMPLATES[name], default: DEFAULT_TEMPLATES[name], placeholders: placeholdersOf(name) }
+  })
+}
+
+/**
+ * Sets the account's own wording of a template: texts queued from now on use it. Refused (422,
+ * field `text`) when empty, too long, or holding a placeholder that template's texts cannot fill.
+ */
+export function setTemplate(ctx: OperationContext, name: string, text: string): TemplateView {
+  requirePermission(ctx.actor, 'settings:manage')
+  const template = templateNamed(name)
+  const wording = text.trim()
+  const problem = templateProblem(template, wording)
+  if (problem) throw validationFailed([{ path: 'text', message: problem }], `The ${template} text was not saved: it ${problem}.`)
+  ctx.db.$client.query('INSERT INTO text_templates (account_id, name, body, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at')
+    .run(ctx.account.id, template, wording, ctx.clock.now())
+  return { name: template, text: wording, own: wording !== DEFAULT_TEMPLATES[template], default: DEFAULT_TEMPLATES[template], placeholders: placeholdersOf(template) }
+}
+
+/** Drops the account's own wording of a template: its texts use the default again. */
+export function resetTemplate(ctx: OperationContext, name: string): TemplateView {
+  requirePermission(ctx.actor, 'settings:manage')
+  const template = templateNamed(name)
+  ctx.db.$client.query('DELETE FROM text_templates WHERE account_id = ? AND name = ?').run(ctx.account.id, template)
+  return { name: template, text: DEFAULT_TEMPLATES[template], own: false, default: DEFAULT_TEMPLATES[template], placeholders: placeholdersOf(template) }
+}
+
+/** A token of a job link's length, so a preview is as long as a real text. */
+const SAMPLE_TOKEN = 'AbCdEfGhIjKlMnOpQrStUvWx'
+
+/** A wording filled with sample values (this account's name, links of real length), and the segments it costs. */
+export function previewTemplate(ctx: OperationContext, text: string): { text: string } & ReturnType<typeof smsSegments> {
+  const filled = renderTemplate(text, {
+    company: ctx.account.name, pickup: 'I-5 N at exit 299B', tracking_url: `${ctx.links.publicUrl}/t/${SAMPLE_TOKEN}`,
+    driver_url: `${ctx.links.publicUrl}/d/${SAMPLE_TOKEN}`, eta: ', arriving in about 25 min', job_ref: 'K7Q2MX',
+  })
+  return { text: filled, ...smsSegments(filled) }
+}

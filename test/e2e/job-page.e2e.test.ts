@@ -1,0 +1,240 @@
+/**
+ * The job page as a dispatcher uses it, in Chromium against the compiled binary: each action by
+ * its button and labels, proved by what the API then shows (status, timeline event with actor
+ * dispatcher and the user's id); a page left open while the API moved the job refused and saying
+ * so; a replayed post from another origin refused; another account's job not found; a board that
+ * lost its connection catching up with nothing missed and nothing twice.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createServer, connect, type Socket } from 'node:net'
+import type { Browser, Page } from 'playwright-core'
+import { cli, freshFolder, type RunningServer } from '../binary'
+import { createLogin, signedInPage, startDashboard, type Dashboard, type Login } from '../browser/dashboard'
+import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
+
+let folder: ReturnType<typeof freshFolder>
+let server: RunningServer
+let browser: Browser
+let stop: Dashboard['stop']
+let key: string
+let base: string
+let unit: string
+const DISPATCHER = { email: 'disp@example.com', password: 'dispatch password 1' }
+const STRANGER = { email: 'eve@other.example', password: 'other password 12' }
+
+beforeAll(async () => {
+  ;({ folder, server, key, base, browser, stop } = await startDashboard({ logins: [{ ...DISPATCHER, role: 'dispatcher' }] }))
+  const other = cli(folder.bin, ['accounts', 'create', '--name', 'Other Towing'], { cwd: folder.dir }).stdout.trim().split(/\s+/)[0]!
+  createLogin(folder, { ...STRANGER, role: 'owner' }, other)
+  unit = cli(folder.bin, ['units', 'add', '--name', 'Truck 7', '--driver-phone', '503-555-0177'], { cwd: folder.dir }).stdout.trim().match(/^unit_[0-9A-Za-z]+/)![0]
+}, 30_000)
+afterAll(async () => {
+  await stop?.()
+})
+
+/** A fresh context signed in as `user`, on the board. */
+const signIn = (user: Login, viewport = { width: 1280, height: 900 }): Promise<Page> => signedInPage(browser, base, user, viewport)
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+const lastEvent = async (id: string) => (await api('GET', `/jobs/${id}/events?limit=100`)).body.data.at(-1)
+const userId = () => (JSON.parse(cli(folder.bin, ['users', 'list', '--json'], { cwd: folder.dir }).stdout).data as { id: string; email: string }[]).find((u) => u.email === DISPATCHER.email)!.id
+/** Clicks a button and waits for the page it leads to. */
+async function click(page: Page, name: string) {
+  await Promise.all([page.waitForLoadState('load'), page.waitForURL(/\/jobs\/job_/), page.getByRole('button', { name, exact: true }).click()])
+  await page.waitForLoadState('load')
+}
+
+/** A loopback TCP proxy to the service whose connections can be dropped (and new ones refused) until restored. */
+function cuttableProxy(targetPort: number) {
+  const sockets = new Set<Socket>()
+  let up = true
+  const proxy = createServer((client) => {
+    if (!up) { client.destroy(); return }
+    const upstream = connect(targetPort, '127.0.0.1')
+    for (const s of [client, upstream]) { sockets.add(s); s.on('close', () => sockets.delete(s)); s.on('error', () => {}) }
+    client.pipe(upstream)
+    upstream.pipe(client)
+    client.on('close', () => upstream.destroy())
+    upstream.on('close', () => client.destroy())
+  })
+  const listening = new Promise<number>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve((proxy.address() as { port: number }).port)))
+  return {
+    listening,
+    drop() { up = false; for (const s of sockets) s.destroy() },
+    restore() { up = true },
+    close() { for (const s of sockets) s.destroy(); proxy.close() },
+  }
+}
+
+describe('the job page in Chromium', () => {
+  test('a dispatcher works a job from the board to the end by the page\'s buttons; the API shows each step as theirs', async () => {
+    const me = userId()
+    const made = await api('POST', '/jobs', { customer: { name: 'Paige Turner', phone: '503-555-0142', sms_consent: true }, pickup: { location: 'Hwy 26 mile 40' }, vehicle: { make: 'Subaru', plate: 'PG1' } })
+    const id = made.body.id as string
+    const page = await signIn(DISPATCHER)
+    await page.locator(`[data-job-id="${id}"] a`).click()
+    await page.waitForURL(`${base}/jobs/${id}`)
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Paige Turner')
+    const byMe = async (type: string) => expect(await lastEvent(id)).toMatchObject({ type, actor: 'dispatcher', detail: { user_id: me } })
+
+    await page.getByLabel('Unit', { exact: true }).selectOption({ label: 'Truck 7 (available)' })
+    await click(page, 'Assign')
+    expect((await api('GET', `/jobs/${id}`)).body).toMatchObject({ status: 'dispatched', unit: { id: unit } })
+    expect((await api('GET', `/jobs/${id}/events`)).body.data.find((e: any) => e.type === 'job.assigned')).toMatchObject({ actor: 'dispatcher', detail: { user_id: me } })
+    expect(await page.getByRole('status').filter({ hasText: 'Unit assigned.' }).count()).toBe(1)
+
+    await click(page, 'Move to En route')
+    expect((await api('GET', `/jobs/${id}`)).body.status).toBe('en_route')
+    await byMe('job.status_changed')
+
+    await page.getByLabel('Note', { exact: true }).fill('Gate code 4411')
+    await page.getByLabel('Visible to customer').check()
+    await click(page, 'Add note')
+    expect((await lastEvent(id))).toMatchObject({ type: 'job.note_added', actor: 'dispatcher', detail: { text: 'Gate code 4411', customer_visible: true, user_id: me } })
+
+    await page.getByLabel('Pickup', { exact: true }).fill('Hwy 26 mile 41, eastbound')
+    await page.getByLabel('Quote').fill('185.00')
+    await click(page, 'Save changes')
+    expect((await api('GET', `/jobs/${id}`)).body).toMatchObject({ pickup: { location: 'Hwy 26 mile 41, eastbound' }, quote_cents: 18500 })
+    await byMe('job.updated')
+
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64')
+    await page.getByLabel('Photo', { exact: true }).setInputFiles({ name: 'scene.png', mimeType: 'image/png', buffer: png })
+    await click(page, 'Add photo')
+    expect(await lastEvent(id)).toMatchObject({ type: 'job.photo_added', actor: 'dispatcher', detail: { content_type: 'image/png', bytes: png.length, by: 'dispatcher', user_id: me } })
+    // The thumbnail shows the stored image, and links to it at full size.
+    const thumb = page.locator('.photos img').first()
+    await thumb.scrollIntoViewIfNeeded()
+    await thumb.evaluate((img: HTMLImageElement) => img.decode())
+    expect(await thumb.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1)
+
+    const textsBefore = (await api('GET', `/jobs/${id}/texts`)).body.data.length
+    await click(page, 'Resend driver link')
+    expect((await api('GET', `/jobs/${id}/texts`)).body.data).toHaveLength(textsBefore + 1)
+
+    const oldLink = (await api('GET', `/jobs/${id}`)).body.tracking_url as string
+    await click(page, 'New tracking link')
+    const newLink = (await api('GET', `/jobs/${id}`)).body.tracking_url as string
+    expect(newLink).not.toBe(oldLink)
+    expect((await fetch(oldLink.replace('localhost', '127.0.0.1'))).status).toBe(410)
+    expect(await page.getByRole('link', { name: newLink }).count()).toBe(1)
+
+    // Cancel without a reason: said beside the field, nothing written; then with one.
+    await click(page, 'Unassign')
+    expect((await api('GET', `/jobs/${id}`)).body).toMatchObject({ status: 'confirmed', unit: null })
+    await click(page, 'Cancel job')
+    expect(await page.getByRole('alert').filter({ hasText: /cancel_reason|reason/i }).count()).toBeGreaterThan(0)
+    expect(await page.locator('#f-reason-error').innerText()).not.toBe('')
+    expect((await api('GET', `/jobs/${id}`)).body.status).toBe('confirmed')
+    await page.getByLabel('Reason').fill('Customer got a jump start')
+    await click(page, 'Cancel job')
+    expect((await api('GET', `/jobs/${id}`)).body).toMatchObject({ status: 'cancelled', cancel_reason: 'Customer got a jump start' })
+
+    await page.getByLabel('Reason').fill('Car died again at home')
+    await click(page, 'Reopen')
+    expect((await api('GET', `/jobs/${id}`)).body).toMatchObject({ status: 'confirmed', reopen_count: 1 })
+    await byMe('job.status_changed')
+
+    await click(page, 'Archive')
+    expect((await api('GET', `/jobs/${id}`)).body.archived).toBe(true)
+    await byMe('job.archived')
+    await click(page, 'Restore')
+    expect((await api('GET', `/jobs/${id}`)).body.archived).toBe(false)
+    await byMe('job.restored')
+    await page.context().close()
+  }, 60_000)
+
+  test('a page left open while the API moved the job says so when clicked, tells of the change live, and writes nothing', async () => {
+    const made = await api('POST', '/jobs', { customer: { name: 'Stale Steve' }, pickup: { location: 'Exit 3' }, status: 'pending' })
+    const id = made.body.id as string
+    const page = await signIn(DISPATCHER)
+    await page.goto(`${base}/jobs/${id}`)
+    await page.waitForFunction(() => document.querySelector('[data-live-status]')?.textContent === 'Live')
+    expect((await api('PATCH', `/jobs/${id}`, { status: 'cancelled', cancel_reason: 'Duplicate call' })).status).toBe(200)
+    // The open page hears of it (a notice, not a reload: the dispatcher may be typing).
+    await page.locator('#job-changed').filter({ hasText: 'It is now Cancelled' }).waitFor({ timeout: 2000 })
+    const events = (await api('GET', `/jobs/${id}/events`)).body.data.length
+    await click(page, 'Move to Confirmed')
+    expect(await page.getByRole('alert').filter({ hasText: 'Someone else changed this job first: it is now Cancelled, not Pending' }).count()).toBe(1)
+    expect(await page.getByRole('button', { name: 'Reopen' }).count()).toBe(1)
+    expect((await api('GET', `/jobs/${id}`)).body.status).toBe('cancelled')
+    expect((await api('GET', `/jobs/${id}/events`)).body.data).toHaveLength(events)
+    await page.context().close()
+  }, 30_000)
+
+  test('a request replayed from another origin with the session cookie is refused and writes nothing', async () => {
+    const made = await api('POST', '/jobs', { customer: { name: 'Replay Ray' }, pickup: { location: 'Exit 4' } })
+    const id = made.body.id as string
+    const page = await signIn(DISPATCHER)
+    const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ')
+    for (const origin of ['http://evil.example', `http://localhost:${new URL(base).port + 1}`, 'null']) {
+      const res = await fetch(`${base.replace('localhost', '127.0.0.1')}/jobs/${id}/cancel`, {
+        method: 'POST', redirect: 'manual',
+        headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ to: 'cancelled', reason: 'forged by another site', expected_status: 'confirmed' }).toString(),
+      })
+      expect(res.status).toBe(403)
+    }
+    expect((await api('GET', `/jobs/${id}`)).body.status).toBe('confirmed')
+    await page.context().close()
+  }, 30_000)
+
+  test("another account's login never sees this account's job: not on its board, not by its address", async () => {
+    const made = await api('POST', '/jobs', { customer: { name: 'Private Pat' }, pickup: { location: 'Exit 5' } })
+    const page = await signIn(STRANGER)
+    expect(await page.locator(`[data-job-id="${made.body.id}"]`).count()).toBe(0)
+    const res = await page.goto(`${base}/jobs/${made.body.id}`)
+    expect(res!.status()).toBe(404)
+    expect(await page.content()).not.toContain('Private Pat')
+    await page.context().close()
+  }, 30_000)
+
+  test('a board whose connection dropped for a while catches up when back: nothing missed, nothing twice', async () => {
+    // The board reaches the service through a proxy this test can cut, as a flaky network would.
+    const cut = cuttableProxy(Number(new URL(server.url).port))
+    const port = await cut.listening
+    const page = await signIn(DISPATCHER)
+    // The session cookie is the host's (ports share cookies), so the board opens through the proxy.
+    await page.goto(`http://localhost:${port}/board`)
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    cut.drop()
+    await page.waitForFunction(() => !document.getElementById('live-status')?.textContent?.startsWith('Live'), null, { timeout: 10_000 })
+    const made: string[] = []
+    for (const name of ['Gone Gina', 'Gone Gary', 'Gone Greta']) made.push((await api('POST', '/jobs', { customer: { name }, pickup: { location: 'Exit 6' } })).body.id)
+    await api('PATCH', `/jobs/${made[0]}`, { status: 'cancelled', cancel_reason: 'Found a ride' })
+    await api('POST', `/jobs/${made[1]}/notes`, { text: 'still waiting' })
+    expect(await page.locator(`[data-job-id="${made[1]}"]`).count()).toBe(0)
+    cut.restore()
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'), null, { timeout: 10_000 })
+    for (const id of made.slice(1)) await page.locator(`[data-status="confirmed"] [data-job-id="${id}"]`).waitFor({ timeout: 5000 })
+    expect(await page.locator(`[data-job-id="${made[0]}"]`).count()).toBe(0)
+    for (const id of made.slice(1)) expect(await page.locator(`[data-job-id="${id}"]`).count()).toBe(1)
+    await page.context().close()
+    cut.close()
+  }, 30_000)
+
+  test('the keyboard alone adds a note: type, Tab to the box, Space, Tab to the button, Enter', async () => {
+    const made = await api('POST', '/jobs', { customer: { name: 'Keys Kim' }, pickup: { location: 'Exit 8' } })
+    const page = await signIn(DISPATCHER)
+    await page.goto(`${base}/jobs/${made.body.id}`)
+    await page.getByLabel('Note', { exact: true }).focus()
+    await page.keyboard.type('Typed without a mouse')
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Space')
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Add note')
+    await Promise.all([page.waitForURL(/\?done=note$/), page.keyboard.press('Enter')])
+    expect(await lastEvent(made.body.id)).toMatchObject({ type: 'job.note_added', actor: 'dispatcher', detail: { text: 'Typed without a mouse', customer_visible: true } })
+    await page.context().close()
+  }, 30_000)
+
+  test('the job page passes axe-core and fits a 360 px phone', async () => {
+    const made = await api('POST', '/jobs', { customer: { name: 'Axe Alice', phone: '503-555-0150', sms_consent: true }, pickup: { location: 'A very long pickup description on the shoulder of the interstate near the bridge' } })
+    await api('POST', `/jobs/${made.body.id}/assign`, { unit_id: unit })
+    const page = await signIn(DISPATCHER, { width: 360, height: 740 })
+    await page.goto(`${base}/jobs/${made.body.id}`)
+    await expectAccessible(page)
+    await expectNoHorizontalOverflow(page)
+    await page.context().close()
+  }, 30_000)
+})

@@ -1,0 +1,44 @@
+/**
+ * The job page's script. The page works without it; this adds:
+ * - a notice (`role="status"`) when someone else changes the job while the page is open, with a
+ *   link to show the latest, so nobody acts on an old page without knowing (the server refuses a
+ *   stale action anyway: every form carries the status the page showed);
+ * - the job's "new" mark on the board taken off, since it has now been opened.
+ * The live stream is the board's (dashboard.ts opens it from the page's `data-live`).
+ */
+interface JobMessage { event: { job_id: string; type: string; sequence: number; actor: string }; job: { status: string } | null }
+
+const head = document.querySelector<HTMLElement>('.job-head[data-job-id]')
+const notice = document.getElementById('job-changed')
+const jobId = head?.dataset.jobId ?? ''
+const version = Number(head?.dataset.version ?? '0')
+const labels = JSON.parse(head?.dataset.labels ?? '{}') as Record<string, string>
+
+try {
+  const key = 'towline.board.new'
+  const ids = new Set(JSON.parse(localStorage.getItem(key) ?? '[]') as string[])
+  if (ids.delete(jobId)) localStorage.setItem(key, JSON.stringify([...ids]))
+} catch {}
+
+/** Shows the notice once, then keeps its words current. */
+function changed(words: string) {
+  if (!notice) return
+  notice.replaceChildren(`${words} `)
+  const link = document.createElement('a')
+  link.href = location.pathname
+  link.textContent = 'Show the latest'
+  notice.append(link)
+  notice.hidden = false
+}
+
+document.addEventListener('towline:live', (e) => {
+  const { type, data } = (e as CustomEvent<{ type: string; data: unknown }>).detail
+  if (type === 'resync') return changed('This job may have changed since the page was loaded.')
+  // The session ended elsewhere (signed out, a new password, the login disabled): to the sign-in page, back here after.
+  if (type === 'signed_out') return location.assign(`/login?next=${encodeURIComponent(location.pathname)}`)
+  const m = data as JobMessage
+  if (type !== 'job' || m?.event?.job_id !== jobId || m.event.sequence <= version) return
+  const status = m.job?.status
+  const now = status && status !== head?.dataset.status ? ` It is now ${labels[status] ?? status}.` : ''
+  changed(`This job was changed by ${m.event.actor} (${m.event.type.replace(/^job\./, '').replace(/_/g, ' ')}) since the page was loaded.${now}`)
+})
