@@ -44,10 +44,13 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts `towline serve` on a free port and waits until it prints where it listens. */
+/**
+ * Starts `towline serve` on a free port and waits until it prints where it listens. Maps load no
+ * tiles unless a test asks for them (TOWLINE_TILE_URL): tests send nothing beyond this machine.
+ */
 export async function startServer(bin: string, opts: { cwd: string; env?: Record<string, string>; args?: string[] }): Promise<RunningServer> {
   const proc = Bun.spawn([bin, 'serve', '--port', '0', '--host', '127.0.0.1', ...(opts.args ?? [])], {
-    cwd: opts.cwd, env: { ...process.env, LOG_LEVEL: 'info', ...opts.env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe',
+    cwd: opts.cwd, env: { ...process.env, LOG_LEVEL: 'info', TOWLINE_TILE_URL: '', ...opts.env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe',
   })
   let out = ''
   let err = ''

@@ -26,7 +26,7 @@ beforeAll(async () => {
   // The public URL must be the origin the browser sees, so the port is taken before the app is made.
   server = Bun.serve({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: MAX_REQUEST_BODY_BYTES, fetch: (req) => api.raw(req) })
   base = `http://towline.lan:${server.port}`
-  api = startTestApi({ TOWLINE_PUBLIC_URL: base }, { pages: [pageFixtures(calls)] })
+  api = startTestApi({ TOWLINE_PUBLIC_URL: base, TOWLINE_TILE_URL: '' }, { pages: [pageFixtures(calls)] })
   attacker = Bun.serve({
     port: 0, hostname: '127.0.0.1',
     fetch: () => new Response(`<!doctype html><title>Win a prize</title><form method="post" action="${base}/fixture/form"><input name="name" value="pwned"><button>Claim</button></form>`, { headers: { 'content-type': 'text/html' } }),

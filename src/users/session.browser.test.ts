@@ -20,7 +20,7 @@ let base: string
 beforeAll(async () => {
   server = Bun.serve({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: MAX_REQUEST_BODY_BYTES, fetch: (req) => api.raw(req) })
   base = `http://localhost:${server.port}`
-  api = startTestApi({ TOWLINE_PUBLIC_URL: base })
+  api = startTestApi({ TOWLINE_PUBLIC_URL: base, TOWLINE_TILE_URL: '' })
   for (const email of ['idle@example.com', 'busy@example.com', 'locked@example.com']) {
     await createUser(api.contexts.forOperator(api.accountId), { email, role: 'dispatcher', password: 'the right password' })
   }
