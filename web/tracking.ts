@@ -144,6 +144,10 @@ if (root) {
         if (status) status.textContent = 'Live updates stopped.'
       },
     },
-    onState: (s) => { if (status && s !== 'open') status.textContent = STATES[s] },
+    onState: (s) => {
+      if (!status || status.dataset.state === s) return
+      status.dataset.state = s
+      status.textContent = STATES[s]
+    },
   })
 }
