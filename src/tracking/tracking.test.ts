@@ -10,6 +10,7 @@ import { updateAccount } from '../accounts/update-account'
 import { addNote } from '../jobs/add-note'
 import { replaceTrackingLink } from '../jobs/replace-tracking-link'
 import { randomBase62 } from '../platform/ids'
+import { createUser } from '../users/create-user'
 import { payLinkResponse } from './pay-link'
 import { TRACKING_STEPS } from './tracking-state'
 
@@ -194,6 +195,27 @@ describe('the customer\'s actions', () => {
     expect(long.text).toContain('at most 1000 characters')
     expect(long.text).toContain(`>Where ${'x'.repeat(1001)}</textarea>`)
     await expectNothingWritten(api, key, before)
+  })
+
+  test('the job page shows the customer\'s messages by text and from the tracking page together, with their location and rating', async () => {
+    const { job } = await bringTo(api, key, 'on_scene')
+    const path = pathOf(job.tracking_url)
+    const { addCustomerMessage } = await import('../jobs/add-customer-message')
+    addCustomerMessage(api.contexts.forCustomer({ accountId: api.accountId, jobId: job.id }), job.id, { text: 'Texted: running late', via: 'sms', from: '+15035550142' })
+    expect((await post(`${path}/message`, { message: 'Typed: by the gate' })).status).toBe(303)
+    expect((await post(`${path}/location`, { lat: '45.5', lng: '-122.6', accuracy_m: '30' })).status).toBe(303)
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'completed' })).status).toBe(200)
+    expect((await post(`${path}/rating`, { rating: '5', comment: 'Great' })).status).toBe(303)
+    await createUser(api.contexts.forOperator(api.accountId), { email: 'disp@example.com', role: 'dispatcher', password: 'correct horse battery' })
+    const login = await api.raw(new Request(`${ORIGIN}/login`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' }, body: 'email=disp%40example.com&password=correct+horse+battery' }))
+    expect(login.status).toBe(303)
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!
+    const jobPage = await get(`/jobs/${job.id}`, { cookie })
+    expect(jobPage.status).toBe(200)
+    expect(jobPage.text).toContain('Customer wrote by text: Texted: running late')
+    expect(jobPage.text).toContain('Customer wrote on the tracking page: Typed: by the gate')
+    expect(jobPage.text).toContain('Customer shared their location: 45.50000, -122.60000 (within 30 m)')
+    expect(jobPage.text).toContain('Customer rated the job 5 out of 5: Great')
   })
 
   test('a post from another origin is refused (403) and writes nothing', async () => {
