@@ -31,6 +31,7 @@ import { jobPageRoutes } from './dashboard/job-page.routes'
 import { developersRoutes } from './developers/developers.routes'
 import { settingsRoutes } from './settings/settings.routes'
 import { jobsListRoutes } from './dashboard/jobs-list.routes'
+import { trackingRoutes } from './tracking/tracking.routes'
 import { assetRoutes, loadPageAssets } from './pages/assets'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -109,6 +110,7 @@ export function createApp(appDeps: AppDeps) {
     .use(signInRoutes(session, requireSession, deps))
     .use(boardRoutes(session, deps))
     .use(newJobRoutes(session, deps))
+    .use(trackingRoutes(deps))
     .use(jobPageRoutes(session, deps))
     .use(developersRoutes(session, deps))
     .use(settingsRoutes(session, deps))

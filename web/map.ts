@@ -5,4 +5,6 @@
  */
 import { mountMap } from './shared/map-view'
 
-for (const el of document.querySelectorAll<HTMLElement>('[data-map]')) mountMap(el)
+// A page that moves markers itself (the tracking page, which loads this script only when it has a
+// truck to show) takes the mounted map from this event.
+for (const el of document.querySelectorAll<HTMLElement>('[data-map]')) el.dispatchEvent(new CustomEvent('map-mounted', { detail: mountMap(el), bubbles: true }))

@@ -233,7 +233,9 @@ function eventText(e: PageEvent): string {
     case 'job.reopened': return `Reopened: ${String(e.detail.reason ?? '')}`
     case 'job.updated': return `Changed ${((e.detail.fields as string[] | undefined) ?? []).join(', ')}`
     case 'job.eta_updated': return `ETA ${String(e.detail.eta_at ?? 'cleared')}`
-    case 'job.customer_message': return `Customer wrote: ${String(e.detail.text ?? '')}`
+    case 'job.customer_message': return `Customer wrote${e.detail.via === 'tracking_page' ? ' on the tracking page' : e.detail.via === 'sms' ? ' by text' : ''}: ${String(e.detail.text ?? '')}`
+    case 'job.customer_located': return `Customer shared their location: ${Number(e.detail.lat).toFixed(5)}, ${Number(e.detail.lng).toFixed(5)}${e.detail.accuracy_m == null ? '' : ` (within ${Math.round(Number(e.detail.accuracy_m))} m)`}`
+    case 'job.rating_received': return `Customer rated the job ${String(e.detail.rating ?? '')} out of 5${e.detail.comment ? `: ${String(e.detail.comment)}` : ''}`
     case 'job.photo_added': return `Photo added (${String(e.detail.content_type ?? '')}, ${Math.round(Number(e.detail.bytes ?? 0) / 1024)} KB)`
     default: return e.type.replace(/^job\./, '').replace(/_/g, ' ')
   }

@@ -7,7 +7,7 @@ import { AppError } from '../platform/errors'
 import { routeProps } from '../platform/route-props'
 
 /** What the holder of a dead link is told, by kind and reason. */
-function goneSentence(kind: LinkKind, reason: GoneReason, company: string): string {
+export function goneSentence(kind: LinkKind, reason: GoneReason, company: string): string {
   if (kind === 'tracking') {
     return reason === 'expired'
       ? `This tracking link has expired: the job finished some time ago. Contact ${company} if you need anything more.`
@@ -19,9 +19,9 @@ function goneSentence(kind: LinkKind, reason: GoneReason, company: string): stri
 }
 
 /**
- * GET /t/{token} and /d/{token}: a tracking or driver link that was replaced, taken back or
- * expired answers 410 with a page saying so, at once. A live link answers like a token that
- * never was one (404) until the tracking and driver pages are built.
+ * GET /d/{token}: a driver link that was replaced, taken back or expired answers 410 with a
+ * page saying so, at once. A live link answers like a token that never was one (404) until the
+ * driver's page is built. (/t/{token} is the tracking page: src/tracking/tracking.routes.ts.)
  */
 export function linkRoutes(deps: RouteDeps) {
   const open = (kind: LinkKind, token: string): never => {
@@ -34,6 +34,5 @@ export function linkRoutes(deps: RouteDeps) {
     throw new AppError('not_found', 'There is no page at this address.')
   }
   return new Elysia().use(routeProps)
-    .get('/t/:token', ({ params }) => open('tracking', params.token), { detail: { hide: true } })
     .get('/d/:token', ({ params }) => open('driver', params.token), { detail: { hide: true } })
 }

@@ -1,7 +1,7 @@
 /**
- * GET /t/{token} and GET /d/{token} until the tracking and driver pages exist: a link that was
- * replaced, taken back or expired answers 410 with an HTML page saying so at once; a live link
- * and a token that never was one both answer the same 404 page.
+ * GET /t/{token} and GET /d/{token}: a link that was replaced, taken back or expired answers 410
+ * with an HTML page saying so at once; a token that never was one answers the same 404 page as
+ * any address with no page (so does a live driver link until the driver's page exists).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestApi, type TestApi } from '../../test/kit'
@@ -48,11 +48,12 @@ describe('GET /t/{token}', () => {
     expect(res.cache).toBe('no-store')
   })
 
-  test('the live link, an unknown token and a malformed one all answer the same 404 page as an address with no page', async () => {
+  test('an unknown token and a malformed one answer the same 404 page as an address with no page; the live link is the tracking page', async () => {
     const job = await makeJob(api, key)
     const nowhere = await get('/nowhere-at-all')
     expect(nowhere.status).toBe(404)
-    for (const path of [pathOf(job.tracking_url), `/t/${randomBase62(24)}`, '/t/short', `/t/${'a'.repeat(23)}%2F`]) {
+    expect((await get(pathOf(job.tracking_url))).status).toBe(200)
+    for (const path of [`/t/${randomBase62(24)}`, '/t/short', `/t/${'a'.repeat(23)}%2F`]) {
       const res = await get(path)
       expect({ path, status: res.status, sentence: sentenceOf(res.html) }).toEqual({ path, status: 404, sentence: sentenceOf(nowhere.html) })
       expect(res.type).toStartWith('text/html')
@@ -62,7 +63,7 @@ describe('GET /t/{token}', () => {
   test('expires the setting\'s days after the job finished (410), live until then', async () => {
     const { job } = await bringTo(api, key, 'completed')
     api.clock.advance(2 * DAY)
-    expect((await get(pathOf(job.tracking_url))).status).toBe(404)
+    expect((await get(pathOf(job.tracking_url))).status).toBe(200)
     api.clock.advance(1)
     const res = await get(pathOf(job.tracking_url))
     expect(res.status).toBe(410)

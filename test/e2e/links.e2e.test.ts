@@ -30,13 +30,13 @@ async function page(path: string) {
 }
 
 describe('New tracking link from the console', () => {
-  test('the old link answers 410 at once with a page saying so; the new one and a random token answer 404 for now', async () => {
+  test('the old link answers 410 at once with a page saying so; the new one is the tracking page, a random token 404', async () => {
     const created = await call('POST', '/jobs', { customer: { name: 'Ann Lee', phone: '+15035550142', sms_consent: true }, pickup: { location: 'I-5 N at exit 299B' } })
     expect(created.status).toBe(201)
     const job = created.body
     const old = new URL(job.tracking_url).pathname
     expect(job.tracking_url).toStartWith(`${publicUrl}/t/`)
-    expect((await page(old)).status).toBe(404)
+    expect((await page(old)).status).toBe(200)
 
     const r = cli(folder.bin, ['jobs', 'new-tracking-link', job.id], { cwd: folder.dir, env: { TOWLINE_PUBLIC_URL: publicUrl } })
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' })
@@ -49,7 +49,7 @@ describe('New tracking link from the console', () => {
     expect(gone.status).toBe(410)
     expect(gone.type).toStartWith('text/html')
     expect(gone.html).toContain('This tracking link was replaced. Ask My towing company for the new one.')
-    expect((await page(new URL(printed).pathname)).status).toBe(404)
+    expect((await page(new URL(printed).pathname)).status).toBe(200)
     expect((await page(`/t/${base62(24)}`)).status).toBe(404)
 
     const events = (await call('GET', `/jobs/${job.id}/events`)).body.data

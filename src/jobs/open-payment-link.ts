@@ -1,0 +1,42 @@
+import { requirePermission } from '../accounts/actor'
+import { inTransaction } from '../db/client'
+import type { OperationContext } from '../operations/operation-context'
+import { commitJobChange } from './commit-job-change'
+import { findJobOrThrow } from './job.queries'
+
+/** An issued, unpaid invoice as the Pay link needs it: its number and what is owed, in cents. */
+export interface PayableInvoice {
+  number: string
+  total_cents: number
+}
+
+/** The amount as a payment page reads it: dollars and cents, `185.00`. */
+export function amountText(cents: number): string {
+  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`
+}
+
+/**
+ * The URL the customer is sent to: the account's payment link with `invoice` (the invoice
+ * number) and `amount` (dollars and cents) added to its query, anything it already had kept.
+ */
+export function paymentRedirectUrl(paymentUrl: string, invoice: PayableInvoice): string {
+  const url = new URL(paymentUrl)
+  url.searchParams.set('invoice', invoice.number)
+  url.searchParams.set('amount', amountText(invoice.total_cents))
+  return url.toString()
+}
+
+/**
+ * The customer opened the **Pay** link of an issued, unpaid invoice: emits
+ * job.payment_link_opened (actor customer; detail invoice_number, total_cents) and returns
+ * where to send them (paymentRedirectUrl).
+ */
+export function openPaymentLink(ctx: OperationContext, jobId: string, invoice: PayableInvoice, paymentUrl: string): string {
+  requirePermission(ctx.actor, 'jobs:track')
+  const target = paymentRedirectUrl(paymentUrl, invoice)
+  inTransaction(ctx.db, (tx) => {
+    const job = findJobOrThrow(tx, ctx.scope, jobId)
+    commitJobChange(tx, ctx, job, { events: [{ type: 'job.payment_link_opened', detail: { invoice_number: invoice.number, total_cents: invoice.total_cents } }] })
+  })
+  return target
+}

@@ -1,0 +1,155 @@
+import { Elysia } from 'elysia'
+import type { RouteDeps } from '../app'
+import { findAccountById } from '../accounts/account.queries'
+import { addCustomerMessage } from '../jobs/add-customer-message'
+import { rateJob } from '../jobs/rate-job'
+import { recordCustomerLocation } from '../jobs/record-customer-location'
+import type { JobRow } from '../jobs/job.view'
+import { refusedForm, type FormState } from '../pages/form'
+import { htmlResponse } from '../pages/html'
+import { AppError, validationFailed } from '../platform/errors'
+import type { FormFields } from '../platform/forms'
+import { BODY_CAPS, routeProps } from '../platform/route-props'
+import { payLinkResponse } from './pay-link'
+import { TrackingHub, type TrackingMessage } from './tracking-hub'
+import { lookUpTracking, trackedJob } from './tracking-link'
+import { liveHtml, MESSAGE_MAX, nothingToPayPage, ratingHtml, trackingPage, type TrackingForm } from './tracking.page'
+import { findPayableInvoice, readTrackingState, type TrackingState } from './tracking-state'
+
+const encoder = new TextEncoder()
+
+/** What a done action says on the page it returns to (`?done=`): only these words, never text from the URL. */
+const DONE: Record<TrackingForm, string> = {
+  location: 'Your location was sent. Thank you.',
+  message: 'Your message was sent.',
+  rating: 'Thank you for your rating.',
+}
+
+const text = (f: FormFields, name: string) => (typeof f[name] === 'string' ? (f[name] as string) : '')
+/** A number typed into a form: NaN when blank or not a number (the operation says why). */
+const numberOf = (raw: string) => (raw.trim() === '' ? NaN : Number(raw.trim()))
+
+/** Where a stream resumes from: Last-Event-ID, else `?last_event_id=` (web/shared/live.ts), else `?after=` (the page's own position). */
+function resumeFrom(request: Request, query: Record<string, unknown>): number | null {
+  const q = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : null)
+  const raw = request.headers.get('last-event-id') ?? q('last_event_id') ?? q('after')
+  if (raw === null || !/^\d{1,15}$/.test(raw.trim())) return null
+  return Number(raw.trim())
+}
+
+/**
+ * `/t/{token}`: the customer's tracking page, its state as JSON, its live stream, its forms
+ * (location, message, rating) and its Pay link. The token is the capability: no session. A
+ * link that was replaced or expired answers 410; a token that never was one, the same 404 as
+ * any address with no page.
+ */
+export function trackingRoutes(deps: RouteDeps) {
+  const path = (token: string) => `/t/${token}`
+  const stateOf = (token: string, job: JobRow, position = hub.position): TrackingState =>
+    readTrackingState(deps.db, job, { trackingPath: path(token), streamPosition: position })
+  const customer = (job: JobRow) => deps.contexts.forCustomer({ accountId: job.accountId, jobId: job.id })
+
+  const messageFor = (token: string, position: number): TrackingMessage => {
+    const found = lookUpTracking(deps, token)
+    if (!found || !('job' in found)) return { gone: goneMessage(found?.gone ?? 'This tracking link no longer works.') }
+    const state = stateOf(token, found.job, position)
+    const data = JSON.stringify({ state, live_html: liveHtml(state).text, rating_html: ratingHtml(state, path(token)).text })
+    return { state: encoder.encode(`id: ${position}\nevent: state\ndata: ${data}\n\n`) }
+  }
+  const goneFor = (token: string) => {
+    const found = lookUpTracking(deps, token)
+    return found && 'job' in found ? null : goneMessage(found?.gone ?? 'This tracking link no longer works.')
+  }
+  const hub = new TrackingHub({ db: deps.db, bus: deps.bus, messageFor, goneFor, logger: deps.logger, isDraining: deps.isDraining })
+
+  const page = (token: string, job: JobRow, opts: { alert?: string; done?: string; forms?: Partial<Record<TrackingForm, FormState>>; status?: number } = {}) =>
+    htmlResponse(trackingPage(stateOf(token, job), { path: path(token), tileUrl: deps.config.tileUrl, extras: { alert: opts.alert, done: opts.done, forms: opts.forms } }), { status: opts.status })
+  const done = (token: string, what: TrackingForm) => new Response(null, { status: 303, headers: { location: `${path(token)}?done=${what}` } })
+  /** Runs a form's operation: 303 to the page when it succeeds, the page again with the form's messages when it is refused. */
+  const act = (token: string, form: TrackingForm, fields: FormFields, run: (job: JobRow) => void) => {
+    const job = trackedJob(deps, token)
+    try {
+      run(job)
+      return done(token, form)
+    } catch (err) {
+      if (!(err instanceof AppError) || !['validation_failed', 'invalid_state'].includes(err.errorCode)) throw err
+      // The job moved on (rated already, finished): the form may be gone from the page, so the page says why.
+      if (err.errorCode === 'invalid_state') return page(token, trackedJob(deps, token), { alert: err.message, status: err.status })
+      const state = refusedForm(err, fields)
+      // The location's fields are hidden (the phone fills them): its message goes in the form's alert.
+      if (form === 'location') state.alert = err.message
+      return page(token, trackedJob(deps, token), { forms: { [form]: state }, status: err.status })
+    }
+  }
+  const form = { accepts: { kind: 'form' as const, maxBytes: BODY_CAPS.form, maxFields: 8 } }
+
+  return new Elysia({ name: 'towline.tracking' }).use(routeProps)
+    .get('/t/:token', ({ params, query }) => {
+      const job = trackedJob(deps, params.token)
+      const doneKey = typeof query.done === 'string' && query.done in DONE ? (query.done as TrackingForm) : undefined
+      return page(params.token, job, { done: doneKey && DONE[doneKey] })
+    }, { detail: { hide: true } })
+    .get('/t/:token/state', ({ params }) => stateOf(params.token, trackedJob(deps, params.token)), { answers: 'json', detail: { hide: true } })
+    .get('/t/:token/events', ({ params, request, query }) => {
+      const job = trackedJob(deps, params.token)
+      return trackingStream(hub, { token: params.token, jobId: job.id }, request, resumeFrom(request, query as Record<string, unknown>))
+    }, { answers: 'json', detail: { hide: true } })
+    .post('/t/:token/location', ({ params, body }) => {
+      const f = body as FormFields
+      return act(params.token, 'location', f, (job) => recordCustomerLocation(customer(job), job.id, {
+        lat: numberOf(text(f, 'lat')), lng: numberOf(text(f, 'lng')), accuracyM: text(f, 'accuracy_m').trim() === '' ? null : numberOf(text(f, 'accuracy_m')),
+      }))
+    }, { ...form, detail: { hide: true } })
+    .post('/t/:token/message', ({ params, body }) => {
+      const f = body as FormFields
+      return act(params.token, 'message', f, (job) => {
+        const message = text(f, 'message').trim()
+        if (!message) throw validationFailed([{ path: 'message', message: 'Write a message first.' }])
+        if (message.length > MESSAGE_MAX) throw validationFailed([{ path: 'message', message: `A message can be at most ${MESSAGE_MAX} characters.` }])
+        addCustomerMessage(customer(job), job.id, { text: message, via: 'tracking_page' })
+      })
+    }, { ...form, detail: { hide: true } })
+    .post('/t/:token/rating', ({ params, body }) => {
+      const f = body as FormFields
+      return act(params.token, 'rating', f, (job) => {
+        const raw = text(f, 'rating').trim()
+        rateJob(customer(job), job.id, { rating: /^[1-5]$/.test(raw) ? Number(raw) : NaN, comment: text(f, 'comment') || null })
+      })
+    }, { ...form, detail: { hide: true } })
+    .get('/t/:token/pay', ({ params }) => {
+      const job = trackedJob(deps, params.token)
+      const paymentUrl = findAccountById(deps.db, job.accountId)?.paymentUrl ?? null
+      return payLinkResponse(customer(job), job.id, findPayableInvoice(deps.db, job), paymentUrl)
+        ?? htmlResponse(nothingToPayPage(stateOf(params.token, job), path(params.token)))
+    }, { detail: { hide: true } })
+}
+
+/** The last message of a dead link's stream: the page says so. */
+function goneMessage(sentence: string): Uint8Array {
+  return encoder.encode(`event: gone\ndata: ${JSON.stringify({ message: sentence })}\n\n`)
+}
+
+/** A tracking page's Server-Sent Events stream: `hello`, the state when it changed since `after`, then each new state; `gone` and the end when the link dies. */
+function trackingStream(hub: TrackingHub, link: { token: string; jobId: string }, request: Request, after: number | null): Response {
+  let disconnect = () => {}
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let open = true
+      const end = () => {
+        if (!open) return
+        open = false
+        disconnect()
+        try { controller.close() } catch {}
+      }
+      controller.enqueue(encoder.encode(`retry: 2000\nevent: hello\ndata: ${JSON.stringify({ position: hub.position, resumed_from: after })}\n\n`))
+      disconnect = hub.connect({
+        ...link,
+        send: (bytes) => { if (open) { try { controller.enqueue(bytes) } catch { end() } } },
+        close: end,
+      }, after)
+      request.signal.addEventListener('abort', end, { once: true })
+    },
+    cancel() { disconnect() },
+  })
+  return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' } })
+}

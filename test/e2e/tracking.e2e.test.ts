@@ -1,0 +1,162 @@
+/**
+ * The customer's tracking page as a stranded customer uses it: Chromium at a phone's size
+ * (390x844) against the compiled binary, the link taken from the API as the customer is sent it.
+ * Status steps, live updates without reload, Share my location (geolocation granted and
+ * emulated), Message + Send, the rating after completion, a link replaced while open, axe,
+ * 360 px, and the bytes loaded before the map. Every action is proved by the API's timeline.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { apiCaller, cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { launchChromium } from '../browser/chromium'
+import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
+
+let folder: ReturnType<typeof freshFolder>
+let server: RunningServer
+let browser: Browser
+let key: string
+let unit: { id: string; device_id: string }
+const api = apiCaller(() => server, () => key)
+const PHONE = { width: 390, height: 844 }
+
+beforeAll(async () => {
+  folder = freshFolder()
+  // No tiles: the map is grey, and no request leaves this machine.
+  server = await startServer(folder.bin, { cwd: folder.dir, env: { TOWLINE_TILE_URL: '' } })
+  key = createKeyWithCli(folder.bin, folder.dir, 'all')
+  const r = cli(folder.bin, ['units', 'add', '--name', 'Flatbed 9', '--driver-phone', '+15035559876', '--json'], { cwd: folder.dir })
+  unit = JSON.parse(r.stdout)
+  browser = await launchChromium()
+}, 30_000)
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+  folder?.cleanup()
+})
+
+/** A job made through the API, and its tracking link as GET /jobs/{id} gives it (what the customer's text carries). */
+async function newJob() {
+  const made = await api('POST', '/jobs', { customer: { name: 'Ann Lee', phone: '+15035550142', sms_consent: false }, pickup: { location: 'I-5 N at exit 299B' }, destination: "Joe's Garage", vehicle: { make: 'Honda', model: 'Civic' } })
+  expect(made.status).toBe(201)
+  const job = (await api('GET', `/jobs/${made.body.id}`)).body
+  expect(job.tracking_url).toStartWith(`${server.url.replace('127.0.0.1', 'localhost')}/t/`)
+  return job as { id: string; tracking_url: string }
+}
+async function phonePage(opts: { geolocation?: boolean; width?: number } = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({
+    viewport: { ...PHONE, width: opts.width ?? PHONE.width }, isMobile: true, hasTouch: true,
+    ...(opts.geolocation ? { permissions: ['geolocation'], geolocation: { latitude: 45.5231, longitude: -122.6765, accuracy: 18 } } : {}),
+  })
+  return { context, page: await context.newPage() }
+}
+const current = (page: Page) => page.locator('[aria-current="step"]')
+const lastEvent = async (jobId: string) => (await api('GET', `/jobs/${jobId}/events?limit=100`)).body.data.at(-1)
+const ping = (lat: number, lng: number) => fetch(`${server.url}/osmand?id=${unit.device_id}&lat=${lat}&lon=${lng}&timestamp=${Math.floor(Date.now() / 1000)}`).then((r) => expect(r.status).toBe(200))
+
+describe('the tracking page in Chromium, at a phone\'s size', () => {
+  test('status steps, live updates without reload (the truck on the map only while coming), axe, 360 px, and under 150 KB before the map', async () => {
+    const job = await newJob()
+    const { context, page } = await phonePage()
+    // What the browser loads, from its own network log: bytes on the wire (headers included) and bodies as decoded.
+    const cdp = await context.newCDPSession(page)
+    await cdp.send('Network.enable')
+    let wire = 0
+    let decoded = 0
+    const loaded: string[] = []
+    cdp.on('Network.responseReceived', (e: any) => { loaded.push(new URL(e.response.url).pathname) })
+    cdp.on('Network.dataReceived', (e: any) => { decoded += e.dataLength })
+    cdp.on('Network.loadingFinished', (e: any) => { wire += e.encodedDataLength })
+    await page.goto(job.tracking_url)
+    await page.waitForLoadState('networkidle')
+    await expect(current(page).innerText()).resolves.toBe('Confirmed')
+    expect(await page.locator('ol.steps > li').allInnerTexts()).toEqual(['Pending', 'Confirmed', 'Dispatched', 'En route', 'On scene', 'Towing', 'At destination', 'Completed'])
+    // Before the map: the page, its stylesheet and its script; no Leaflet yet.
+    expect(loaded.some((p) => /\/assets\/map\./.test(p))).toBe(false)
+    expect(loaded.filter((p) => p.startsWith('/assets/')).map((p) => p.replace(/\.[0-9a-z]+\.(js|css)$/, '.$1')).sort()).toEqual(['/assets/styles.css', '/assets/tracking.js'])
+    expect(decoded).toBeGreaterThan(10_000)
+    expect(wire).toBeLessThan(150 * 1024)
+    expect(decoded).toBeLessThan(150 * 1024)
+    console.log(`tracking page weight before the map: ${wire} bytes on the wire, ${decoded} bytes decoded (${loaded.join(', ')})`)
+    await expectAccessible(page)
+
+    await page.evaluate(() => { (window as any).sameDocument = true })
+    await page.locator('#live-status[data-state="open"]').waitFor()
+    await ping(45.51, -122.66)
+    expect((await api('POST', `/jobs/${job.id}/assign`, { unit_id: unit.id })).status).toBe(200)
+    await page.locator('[aria-current="step"]', { hasText: 'Dispatched' }).waitFor({ timeout: 5000 })
+    await page.locator('#truck-map .leaflet-marker-icon').waitFor({ timeout: 5000 })
+    expect(await page.locator('#truck-map').isVisible()).toBe(true)
+    expect(await page.getByText('Flatbed 9', { exact: true }).first().isVisible()).toBe(true)
+    expect((await api('PATCH', `/jobs/${job.id}`, { status: 'en_route' })).status).toBe(200)
+    await page.locator('[aria-current="step"]', { hasText: 'En route' }).waitFor({ timeout: 5000 })
+    await expectAccessible(page)
+    expect((await api('PATCH', `/jobs/${job.id}`, { status: 'on_scene' })).status).toBe(200)
+    await page.locator('[aria-current="step"]', { hasText: 'On scene' }).waitFor({ timeout: 5000 })
+    await page.locator('#truck-map').waitFor({ state: 'hidden', timeout: 5000 })
+    expect((await api('PATCH', `/jobs/${job.id}`, { status: 'towing' })).status).toBe(200)
+    await page.getByText("Your vehicle is on the truck, going to Joe's Garage.").waitFor({ timeout: 5000 })
+    expect(await page.evaluate(() => (window as any).sameDocument)).toBe(true)
+    await expectAccessible(page)
+
+    await page.setViewportSize({ width: 360, height: 740 })
+    await expectNoHorizontalOverflow(page)
+    await context.close()
+  }, 60_000)
+
+  test('Share my location (geolocation granted) and Message + Send land on the timeline with actor customer', async () => {
+    const job = await newJob()
+    const { context, page } = await phonePage({ geolocation: true })
+    await page.goto(job.tracking_url)
+    await page.getByRole('button', { name: 'Share my location' }).click()
+    await page.waitForURL(/\?done=location$/)
+    await page.getByText('Your location was sent.').waitFor()
+    expect(await lastEvent(job.id)).toMatchObject({ type: 'job.customer_located', actor: 'customer', detail: { lat: 45.5231, lng: -122.6765, accuracy_m: 18 } })
+
+    await page.getByLabel('Message', { exact: true }).fill('I am by the blue gate')
+    await page.getByRole('button', { name: 'Send', exact: true }).click()
+    await page.waitForURL(/\?done=message$/)
+    expect(await lastEvent(job.id)).toMatchObject({ type: 'job.customer_message', actor: 'customer', detail: { text: 'I am by the blue gate', via: 'tracking_page' } })
+
+    // A blank message is refused beside the field.
+    await page.getByRole('button', { name: 'Send', exact: true }).click()
+    await page.locator('#f-message-error', { hasText: 'Write a message first.' }).waitFor()
+    await expectAccessible(page)
+    await context.close()
+  }, 60_000)
+
+  test('the rating appears once the job is completed (live), is sent once, and the job holds it', async () => {
+    const job = await newJob()
+    expect((await api('POST', `/jobs/${job.id}/assign`, { unit_id: unit.id })).status).toBe(200)
+    const { context, page } = await phonePage()
+    await page.goto(job.tracking_url)
+    await page.locator('#live-status[data-state="open"]').waitFor()
+    expect(await page.locator('legend', { hasText: 'Rating' }).count()).toBe(0)
+    expect((await api('PATCH', `/jobs/${job.id}`, { status: 'completed' })).status).toBe(200)
+    const group = page.getByRole('group', { name: 'Rating' })
+    await group.waitFor({ timeout: 5000 })
+    expect(await group.getByRole('radio').count()).toBe(5)
+    await group.getByRole('radio', { name: '4 out of 5' }).check()
+    await page.getByLabel('Comment', { exact: true }).fill('Quick and kind')
+    await expectAccessible(page)
+    await page.getByRole('button', { name: 'Send rating' }).click()
+    await page.waitForURL(/\?done=rating$/)
+    await page.getByText('You rated this job 4 out of 5.').waitFor()
+    const rated = (await api('GET', `/jobs/${job.id}`)).body
+    expect({ rating: rated.rating, comment: rated.rating_comment }).toEqual({ rating: 4, comment: 'Quick and kind' })
+    expect(await lastEvent(job.id)).toMatchObject({ type: 'job.rating_received', actor: 'customer', detail: { rating: 4 } })
+    await context.close()
+  }, 60_000)
+
+  test('a link replaced while the page is open: the page says so, without reload', async () => {
+    const job = await newJob()
+    const { context, page } = await phonePage()
+    await page.goto(job.tracking_url)
+    await page.locator('#live-status[data-state="open"]').waitFor()
+    const r = cli(folder.bin, ['jobs', 'new-tracking-link', job.id], { cwd: folder.dir })
+    expect(r.code).toBe(0)
+    await page.getByRole('alert').filter({ hasText: 'This tracking link was replaced.' }).waitFor({ timeout: 8000 })
+    expect(await page.getByRole('button', { name: 'Send', exact: true }).isVisible()).toBe(false)
+    expect((await fetch(job.tracking_url)).status).toBe(410)
+    await context.close()
+  }, 60_000)
+})
