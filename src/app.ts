@@ -30,6 +30,7 @@ import { newJobRoutes } from './dashboard/new-job.routes'
 import { jobPageRoutes } from './dashboard/job-page.routes'
 import { developersRoutes } from './developers/developers.routes'
 import { settingsRoutes } from './settings/settings.routes'
+import { driverRoutes } from './driver/driver.routes'
 import { assetRoutes, loadPageAssets } from './pages/assets'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -111,6 +112,7 @@ export function createApp(appDeps: AppDeps) {
     .use(jobPageRoutes(session, deps))
     .use(developersRoutes(session, deps))
     .use(settingsRoutes(session, deps))
+    .use(driverRoutes(session, deps))
     .use(linkRoutes(deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)

@@ -7,7 +7,7 @@ import { AppError } from '../platform/errors'
 import { routeProps } from '../platform/route-props'
 
 /** What the holder of a dead link is told, by kind and reason. */
-function goneSentence(kind: LinkKind, reason: GoneReason, company: string): string {
+export function goneSentence(kind: LinkKind, reason: GoneReason, company: string): string {
   if (kind === 'tracking') {
     return reason === 'expired'
       ? `This tracking link has expired: the job finished some time ago. Contact ${company} if you need anything more.`
@@ -35,5 +35,4 @@ export function linkRoutes(deps: RouteDeps) {
   }
   return new Elysia().use(routeProps)
     .get('/t/:token', ({ params }) => open('tracking', params.token), { detail: { hide: true } })
-    .get('/d/:token', ({ params }) => open('driver', params.token), { detail: { hide: true } })
 }
