@@ -24,12 +24,20 @@ const alertBox = () => document.getElementById('driver-alert')
 
 for (const el of document.querySelectorAll<HTMLElement>('[data-no-script]')) el.hidden = true
 
+/** A status press kept on the phone until it can be sent: the form's action and fields (its key and expected status). */
+interface Queued { action: string; fields: [string, string][] }
+const readQueue = (): Queued[] => { try { return JSON.parse(localStorage.getItem(QUEUE_KEY) ?? '[]') as Queued[] } catch { return [] } }
+const writeQueue = (q: Queued[]) => { try { localStorage.setItem(QUEUE_KEY, JSON.stringify(q)) } catch {} }
+const waiting = () => { const n = readQueue().length; say(`Offline: ${n} action${n === 1 ? '' : 's'} waiting to be sent.`) }
+
 // ---- live updates ----------------------------------------------------------------------------
 
 let sharing = root?.dataset.sharing === 'yes'
 
 /** Re-reads the job's state and redraws the status and buttons. */
 async function refresh(): Promise<void> {
+  // Presses still queued: the page shows where they lead until they are sent.
+  if (readQueue().length) return
   const res = await fetch(`${base}/state`, { headers: { accept: 'application/json' }, cache: 'no-store' })
   if (res.status === 410 || res.status === 404) return location.reload()
   if (!res.ok) return
@@ -58,42 +66,46 @@ if (root && base) {
       job: () => { void refresh() },
       gone: () => location.reload(),
     },
-    onState: (s) => say(s === 'open' ? 'Live: this page updates by itself.' : s === 'connecting' ? 'Connecting for live updates…' : ''),
+    // Presses waiting to be sent matter more to the driver than the stream's state.
+    onState: (s) => (readQueue().length ? waiting() : say(s === 'open' ? 'Live: this page updates by itself.' : s === 'connecting' ? 'Connecting for live updates…' : '')),
   })
 }
 
 // ---- offline queue ---------------------------------------------------------------------------
 
-interface Queued { action: string; fields: [string, string][] }
 
-const readQueue = (): Queued[] => { try { return JSON.parse(localStorage.getItem(QUEUE_KEY) ?? '[]') as Queued[] } catch { return [] } }
-const writeQueue = (q: Queued[]) => { try { localStorage.setItem(QUEUE_KEY, JSON.stringify(q)) } catch {} }
+const road = JSON.parse(root?.dataset.road ?? '{}') as Record<string, string[]>
+const labels = JSON.parse(root?.dataset.labels ?? '{}') as Record<string, string>
 let flushing = false
 
-/** Sends the queued actions in order; stops at the first that cannot be sent yet. */
+/** Shows the server's refusal (its alert's words) on this page. */
+async function showRefusal(res: Response, prefix = ''): Promise<void> {
+  const doc = new DOMParser().parseFromString(await res.text(), 'text/html')
+  const words = doc.getElementById('driver-alert')?.textContent || doc.querySelector('[role="alert"]')?.textContent || 'The action was refused.'
+  if (res.status === 410) return location.reload()
+  await refresh()
+  const a = alertBox()
+  if (a) a.textContent = prefix + words
+}
+
+/** Sends the queued actions in order; stops at the first that cannot be sent yet (no connection). */
 async function flush(): Promise<void> {
   if (flushing) return
   flushing = true
   try {
     for (;;) {
-      const q = readQueue()
-      const next = q[0]
+      const next = readQueue()[0]
       if (!next) break
       let res: Response
       try {
-        res = await fetch(next.action, { method: 'POST', body: new URLSearchParams(next.fields), redirect: 'follow' })
+        res = await fetch(next.action, { method: 'POST', body: new URLSearchParams(next.fields) })
       } catch {
-        say(`Offline: ${q.length} action${q.length === 1 ? '' : 's'} waiting to be sent.`)
+        waiting()
         return
       }
       writeQueue(readQueue().slice(1))
-      if (!res.ok) {
-        // Refused (stale, handed over): the server wrote nothing; show its words.
-        const doc = new DOMParser().parseFromString(await res.text(), 'text/html')
-        const words = doc.getElementById('driver-alert')?.textContent || doc.querySelector('[role="alert"]')?.textContent || 'An action taken offline was refused.'
-        const a = alertBox()
-        if (a) a.textContent = `Sent after the connection came back, and refused: ${words}`
-      }
+      // Refused (stale, already done, handed over): the server wrote nothing; say so and drop the rest's hopes with it.
+      if (!res.ok) await showRefusal(res, 'Sent when the connection came back, and refused: ')
     }
     say('Live: this page updates by itself.')
     await refresh()
@@ -102,27 +114,74 @@ async function flush(): Promise<void> {
   }
 }
 
-/** Status buttons: offline, the press is queued (with its key and status) instead of lost. */
+/** Draws the buttons a queued press leads to (the table's driver moves), each with a fresh key and the status it expects. */
+function showQueued(status: string): void {
+  const statusEl = document.getElementById('driver-status')
+  if (statusEl) { statusEl.textContent = labels[status] ?? status; statusEl.dataset.status = status }
+  const box = document.querySelector('.driver-buttons')
+  if (!box) return
+  box.replaceChildren(...(road[status] ?? []).map((to) => {
+    const form = document.createElement('form')
+    form.method = 'post'
+    form.action = `${base}/status`
+    form.dataset.queue = ''
+    for (const [name, value] of [['idempotency_key', crypto.randomUUID()], ['expected_status', status], ['to', to]]) {
+      const input = document.createElement('input')
+      input.type = 'hidden'
+      input.name = name!
+      input.value = value!
+      form.append(input)
+    }
+    const button = document.createElement('button')
+    button.type = 'submit'
+    button.className = to === 'goa' ? 'button-big button-danger' : 'button-big'
+    button.textContent = to === 'goa' ? 'GOA' : `Move to ${labels[to] ?? to}`
+    form.append(button)
+    return form
+  }))
+  enhanceForms()
+}
+
+/** Status buttons post through fetch; without a connection the press is queued (with its key and status) instead of lost. */
 function enhanceForms(): void {
   for (const form of document.querySelectorAll<HTMLFormElement>('form[data-queue]')) {
     if (form.dataset.enhanced) continue
     form.dataset.enhanced = 'yes'
-    form.addEventListener('submit', (e) => {
-      if (navigator.onLine && readQueue().length === 0) return
+    form.addEventListener('submit', async (e) => {
       e.preventDefault()
       const fields = [...new FormData(form).entries()].map(([k, v]) => [k, String(v)] as [string, string])
-      writeQueue([...readQueue(), { action: form.action, fields }])
-      const q = readQueue()
-      say(`Offline: ${q.length} action${q.length === 1 ? '' : 's'} waiting to be sent.`)
-      // Show the move as pressed; the server has the last word when it is sent.
-      for (const b of form.closest('.driver-buttons')?.querySelectorAll('button') ?? []) b.disabled = true
-      void flush()
+      const queue = () => {
+        writeQueue([...readQueue(), { action: form.action, fields }])
+        waiting()
+        const to = fields.find(([k]) => k === 'to')?.[1]
+        showQueued(to ?? fields.find(([k]) => k === 'expected_status')?.[1] ?? '')
+      }
+      if (readQueue().length) { queue(); return }
+      form.setAttribute('aria-busy', 'true')
+      let res: Response
+      try {
+        res = await fetch(form.action, { method: 'POST', body: new URLSearchParams(fields) })
+      } catch {
+        form.removeAttribute('aria-busy')
+        queue()
+        return
+      }
+      if (res.ok) return location.assign(res.url)
+      form.removeAttribute('aria-busy')
+      await showRefusal(res)
     })
   }
 }
 enhanceForms()
 window.addEventListener('online', () => { void flush() })
-if (readQueue().length) void flush()
+{
+  const q = readQueue()
+  const last = q.at(-1)?.fields
+  if (last) showQueued(last.find(([k]) => k === 'to')?.[1] ?? last.find(([k]) => k === 'expected_status')?.[1] ?? '')
+  if (q.length) { waiting(); void flush() }
+}
+// Keeps the page and the last known job for a reload without a connection.
+if (base && 'serviceWorker' in navigator) navigator.serviceWorker.register('/d/sw.js', { scope: '/d/' }).catch(() => {})
 
 // ---- photo -----------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
  * uploaded as soon as it is chosen, the signature pad, the phone's position, the offline queue).
  */
 import { STATUS_LABELS } from '../dashboard/labels'
-import type { JobStatus } from '../jobs/job-status'
+import { MOVES, type JobStatus } from '../jobs/job-status'
 import { attrs, html, type Html } from '../pages/html'
 import { layout } from '../pages/layout'
 import type { DriverPageData } from './driver.data'
@@ -37,6 +37,10 @@ export function navigationUrl(address: string, lat?: number | null, lng?: number
   const to = lat != null && lng != null ? `${lat},${lng}` : address
   return `https://www.google.com/maps/dir/?api=1&destination=${encodeURIComponent(to)}`
 }
+
+/** The table's driver moves from every status, and the labels: the offline queue draws the next buttons from them. */
+const ROAD = JSON.stringify(Object.fromEntries(MOVES.filter((m) => m.via === 'driver').reduce((road, m) => road.set(m.from, [...(road.get(m.from) ?? []), m.to]), new Map<string, string[]>())))
+const LABELS = JSON.stringify(STATUS_LABELS)
 
 const hidden = (name: string, value: string) => html`<input${attrs({ type: 'hidden', name, value })}>`
 
@@ -75,7 +79,7 @@ export function driverPage(d: DriverPageData, s: DriverPageState): Html {
   const sig = s.signature ?? { signerName: '', errors: {} }
   const sigErr = (name: string) => html`<p class="field-error" id="f-${name}-error">${sig.errors[name] ?? ''}</p>`
   const notes = d.notes.map((n) => html`<li>${n.customer_visible ? '' : html`<strong>Internal:</strong> `}${n.text}</li>`)
-  const body = html`<div class="driver" id="driver" data-base="${s.base}" data-position="${s.position}" data-sharing="${d.sharing ? 'yes' : 'no'}">
+  const body = html`<div class="driver" id="driver" data-base="${s.base}" data-position="${s.position}" data-sharing="${d.sharing ? 'yes' : 'no'}" data-road="${ROAD}" data-labels="${LABELS}">
 <h1>${d.unitName ? `Job for ${d.unitName}` : 'Your job'}</h1>
 <section class="driver-live" id="driver-live" aria-label="Status">${driverActions(d, s)}</section>
 <p class="live-status" role="status" id="live-status"></p>

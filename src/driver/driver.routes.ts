@@ -23,6 +23,7 @@ import type { SessionPlugin } from '../users/session.plugin'
 import { readDriverPage, SHARING_STATUSES } from './driver.data'
 import { DRIVER_DONE, driverActions, driverPage, statusLabel, type DriverPageState } from './driver.page'
 import { driverStream, resumeFrom } from './driver-stream'
+import { DRIVER_SERVICE_WORKER } from './service-worker'
 
 const text = (f: FormFields, name: string) => (typeof f[name] === 'string' ? (f[name] as string).trim() : '')
 /** A form's idempotency key as the page writes it (`<24 base62>.<action>`) or the offline queue does (a UUID). */
@@ -105,6 +106,8 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
   const multipart = { accepts: { kind: 'multipart' as const, maxBytes: BODY_CAPS.photo, maxFields: 8 } }
 
   return new Elysia({ name: 'towline.driver' }).use(routeProps).use(session)
+    // Served under /d/ so its scope covers the driver's pages; no-cache so a new version is picked up.
+    .get('/d/sw.js', () => new Response(DRIVER_SERVICE_WORKER, { headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' } }), { detail: { hide: true } })
     .get('/d/:token', ({ params, query }) => {
       const done = typeof query.done === 'string' ? DRIVER_DONE[query.done] : undefined
       return render(open(params.token), { done })

@@ -354,6 +354,17 @@ describe('the driver page', () => {
     expect(got).toContain('event: gone')
   })
 
+  test('the service worker is served under /d/ as a script, under the page policy, and never cached stale', async () => {
+    const res = await get('/d/sw.js')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(res.headers.get('cache-control')).toBe('no-cache')
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
+    const source = await res.text()
+    expect(() => new Function(source)).not.toThrow()
+    expect(source).toContain("if (req.method !== 'GET') return")
+  })
+
   test('an unknown or malformed token answers 404 like any address with no page', async () => {
     expect((await get('/d/' + 'x'.repeat(24))).status).toBe(404)
     expect((await get('/d/short')).status).toBe(404)
