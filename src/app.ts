@@ -18,7 +18,6 @@ import { unitRoutes } from './units/unit.routes'
 import { serviceRoutes } from './services/service.routes'
 import { webhookRoutes } from './webhooks/webhook.routes'
 import { jobTextRoutes, textRoutes } from './texts/text.routes'
-import { linkRoutes } from './pages/links.routes'
 import type { SendSettings } from './webhooks/send-attempt'
 import type { JobLinks } from './jobs/job-links'
 import type { JobEventBus } from './jobs/job-event-bus'
@@ -32,6 +31,7 @@ import { developersRoutes } from './developers/developers.routes'
 import { settingsRoutes } from './settings/settings.routes'
 import { jobsListRoutes } from './dashboard/jobs-list.routes'
 import { trackingRoutes } from './tracking/tracking.routes'
+import { driverRoutes } from './driver/driver.routes'
 import { assetRoutes, loadPageAssets } from './pages/assets'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -115,7 +115,7 @@ export function createApp(appDeps: AppDeps) {
     .use(developersRoutes(session, deps))
     .use(settingsRoutes(session, deps))
     .use(jobsListRoutes(session))
-    .use(linkRoutes(deps))
+    .use(driverRoutes(session, deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)
   return app as Elysia

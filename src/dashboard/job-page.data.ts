@@ -4,6 +4,7 @@ import { driverUrlOf } from '../jobs/job-links'
 import { jobEventView, listJobEventRows } from '../jobs/job-events'
 import { findJobOrThrow } from '../jobs/job.queries'
 import { listJobPhotos, type PhotoListing } from '../jobs/job-photos'
+import { listJobSignatures, type SignatureListing } from '../jobs/job-signatures'
 import type { JobView } from '../jobs/job.view'
 import { readJobView } from '../jobs/present-job'
 import type { OperationContext } from '../operations/operation-context'
@@ -30,6 +31,8 @@ export interface JobPageData {
   units: UnitChoice[]
   /** The photos, oldest first (the bytes are fetched by each image). */
   photos: PhotoListing[]
+  /** The signatures the driver captured, oldest first. */
+  signatures: SignatureListing[]
   /** Who the timeline's `detail.user_id` / `key_id` / `unit_id` name: id → what to show. */
   names: Map<string, string>
   /** The job's event count when read: a form posted from this page says which version it saw. */
@@ -51,7 +54,7 @@ export function readJobPage(ctx: OperationContext, id: string): JobPageData {
   for (const u of listUsers(db, row.accountId)) names.set(u.id, u.email)
   for (const k of listKeys(db, row.accountId)) names.set(k.id, `key ${k.name}`)
   for (const u of units) names.set(u.id, u.name)
-  return { job, driverUrl: driverUrlOf(links, row), events, texts, units, photos: listJobPhotos(ctx, row.id), names, version: row.eventSeq }
+  return { job, driverUrl: driverUrlOf(links, row), events, texts, units, photos: listJobPhotos(ctx, row.id), signatures: listJobSignatures(ctx, row.id), names, version: row.eventSeq }
 }
 
 /** The job's current version (its event count): what a posted form is compared with. */

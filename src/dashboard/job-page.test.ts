@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { startTestApi, type TestApi } from '../../test/kit'
 import { createUser } from '../users/create-user'
 import { addUnit } from '../units/add-unit'
+import { captureSignature } from '../jobs/capture-signature'
 
 let api: TestApi
 let key: string
@@ -279,6 +280,25 @@ describe('the job page', () => {
     expect((await get(src, theirs)).status).toBe(404)
     expect((await api.raw(new Request(ORIGIN + src, { redirect: 'manual' }))).status).toBe(303)
     expect((await upload(PNG, 'x.png', 'image/png', theirs)).status).toBe(404)
+  })
+
+  test("a signature the driver captured is listed with who and when, its image for the account's sessions only", async () => {
+    const { cookie } = await signIn()
+    const truck = addUnit(api.db, api.clock, { accountId: api.accountId, name: 'Truck 9' })
+    const job = await newJob()
+    await api.request('POST', `/api/v1/jobs/${job.id}/assign`, { key, body: { unit_id: truck.id } })
+    const driver = api.contexts.forDriver({ accountId: api.accountId, jobId: job.id, unitId: truck.id })
+    const sig = captureSignature(driver, job.id, { signerName: 'Jo <Bloggs>', png: PNG })
+    const html = await (await get(`/jobs/${job.id}`, cookie)).text()
+    const src = `/jobs/${job.id}/signatures/${sig.id}`
+    expect(html).toContain(`<a href="${src}"><img src="${src}" alt="Signature of Jo &lt;Bloggs&gt;"`)
+    expect(html).toContain('Jo &lt;Bloggs&gt; · captured by Truck 9')
+    expect(html).toContain('Signature of Jo &lt;Bloggs&gt;</p>')
+    const img = await get(src, cookie)
+    expect(img.headers.get('content-type')).toBe('image/png')
+    expect(new Uint8Array(await img.arrayBuffer())).toEqual(PNG)
+    const { cookie: theirs } = await signIn('eve@other.example', api.account('Other Towing'))
+    expect((await get(src, theirs)).status).toBe(404)
   })
 
   test('a form posted from another origin is refused and writes nothing', async () => {

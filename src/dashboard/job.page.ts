@@ -215,6 +215,17 @@ ${d.job.archived ? '' : actionForm(d, s, 'photo', html`<div class="field"><label
 </section>`
 }
 
+/** Signatures captured on the driver's page: signer, unit, time; each image links to itself at full size. */
+function signaturesSection(d: JobPageData): Html {
+  if (!d.signatures.length) return html``
+  const item = (g: JobPageData['signatures'][number]) => {
+    const src = `/jobs/${d.job.id}/signatures/${g.id}`
+    const unit = g.unit_id ? d.names.get(g.unit_id) ?? g.unit_id : 'driver'
+    return html`<li><a href="${src}"><img src="${src}" alt="${`Signature of ${g.signer_name}`}" width="240" height="90" loading="lazy"></a><p class="meta">${g.signer_name} · captured by ${unit} · ${time(g.created_at)}</p></li>`
+  }
+  return html`<section class="job-section"><h2>Signatures</h2><ul class="photos signatures">${d.signatures.map(item)}</ul></section>`
+}
+
 /** Who acted, in words: the actor and the user, key or unit it names. */
 function who(d: JobPageData, e: PageEvent): string {
   const id = (e.detail.user_id ?? e.detail.key_id ?? e.detail.unit_id) as string | undefined
@@ -236,6 +247,8 @@ function eventText(e: PageEvent): string {
     case 'job.customer_message': return `Customer wrote${e.detail.via === 'tracking_page' ? ' on the tracking page' : e.detail.via === 'sms' ? ' by text' : ''}: ${String(e.detail.text ?? '')}`
     case 'job.customer_located': return `Customer shared their location: ${Number(e.detail.lat).toFixed(5)}, ${Number(e.detail.lng).toFixed(5)}${e.detail.accuracy_m == null ? '' : ` (within ${Math.round(Number(e.detail.accuracy_m))} m)`}`
     case 'job.rating_received': return `Customer rated the job ${String(e.detail.rating ?? '')} out of 5${e.detail.comment ? `: ${String(e.detail.comment)}` : ''}`
+    case 'job.signature_captured': return `Signature of ${String(e.detail.signer_name ?? '')}`
+    case 'job.driver_acknowledged': return 'The driver acknowledged the job'
     case 'job.photo_added': return `Photo added (${String(e.detail.content_type ?? '')}, ${Math.round(Number(e.detail.bytes ?? 0) / 1024)} KB)`
     default: return e.type.replace(/^job\./, '').replace(/_/g, ' ')
   }
@@ -275,6 +288,7 @@ ${fieldsSection(d)}
 ${editSection(d, s)}
 ${notesSection(d, s)}
 ${photosSection(d, s)}
+${signaturesSection(d)}
 ${linksSection(d, s)}
 </div>
 ${timelineSection(d)}

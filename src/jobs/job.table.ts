@@ -118,6 +118,21 @@ export const jobPhotos = sqliteTable('job_photos', {
   createdAt: integer('created_at').notNull(),
 }, (t) => [index('job_photos_job_idx').on(t.jobId, t.createdAt)])
 
+/** Signatures drawn on the driver's page: a PNG kept in the database (so a backup carries it), served like photos. */
+export const jobSignatures = sqliteTable('job_signatures', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull(),
+  jobId: text('job_id').notNull().references(() => jobs.id),
+  signerName: text('signer_name').notNull(),
+  /** Always image/png, read from the bytes. */
+  contentType: text('content_type').notNull(),
+  bytes: integer('bytes').notNull(),
+  data: blob('data', { mode: 'buffer' }).notNull(),
+  /** The unit whose driver captured it. */
+  unitId: text('unit_id'),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [index('job_signatures_job_idx').on(t.jobId, t.createdAt)])
+
 /**
  * Links that were live and are not any more: a tracking link replaced by **New tracking link**,
  * a driver link taken back by reassigning or unassigning. Their pages answer 410 (gone) rather

@@ -85,8 +85,8 @@ describe('GET /d/{token}', () => {
       expect(res.type).toStartWith('text/html')
       expect(sentenceOf(res.html)).toBe('This job was handed to another driver.')
     }
-    // The new driver's link is live: it falls through to 404 until the driver's page exists.
-    expect((await get(pathOf(driverLink(reassigned.id)))).status).toBe(404)
+    // The new driver's link is live: the driver's page (src/driver/).
+    expect((await get(pathOf(driverLink(reassigned.id)))).status).toBe(200)
   })
 
   test('a driver link replaced for the same unit, and one 24 hours after the job finished, answer 410 saying so', async () => {

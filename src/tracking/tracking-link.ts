@@ -5,7 +5,7 @@ import { findJobByLink } from '../jobs/find-job-by-link'
 import type { JobRow } from '../jobs/job.view'
 import type { Clock } from '../platform/clock'
 import { AppError } from '../platform/errors'
-import { goneSentence } from '../pages/links.routes'
+import { goneSentence } from '../pages/gone-links'
 
 /** What a tracking token leads to now: the job while the link lives, the sentence of a dead one, or nothing at all. */
 export type TrackingLookup = { job: JobRow } | { gone: string; reason: string } | null

@@ -132,6 +132,20 @@ function check(r: Omit<PositionReport, 'lat' | 'lng'> & { lat: number | null; ln
 export function recordPosition(db: Db, clock: Clock, report: PositionReport): { unitId: string; stored: boolean } {
   const unit = findUnitByDevice(db, report.deviceId)
   if (!unit) throw new PositionError(404, `no unit reports as device ${report.deviceId}`)
+  return storeFix(db, clock, unit, report)
+}
+
+/**
+ * Stores a fix for a unit known by id (the driver's page shares the phone's position this way):
+ * the same rules as the OsmAnd feed. 404 when the unit is not found.
+ */
+export function recordUnitPosition(db: Db, clock: Clock, unitId: string, fix: Omit<PositionReport, 'deviceId'>): { unitId: string; stored: boolean } {
+  const unit = db.select().from(units).where(eq(units.id, unitId)).get()
+  if (!unit) throw new PositionError(404, `no unit ${unitId}`)
+  return storeFix(db, clock, unit, fix)
+}
+
+function storeFix(db: Db, clock: Clock, unit: { id: string; positionAt: number | null }, report: Omit<PositionReport, 'deviceId'>): { unitId: string; stored: boolean } {
   const now = clock.now()
   if (report.at < now - MAX_FIX_AGE_MS) return { unitId: unit.id, stored: false }
   const stored = unit.positionAt

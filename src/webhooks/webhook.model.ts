@@ -127,7 +127,6 @@ export const PingWebhookEvent = named('PingWebhookEvent', t.Object({
   }),
 }, { description: 'What POST /webhooks/{id}/test sends: no job, and an event that is on no timeline.' }))
 
-const NOT_YET = ' Not emitted yet: it comes with the pages still to be built.'
 /** What each job event type means; the OpenAPI document's webhooks section is made from it. */
 export const JOB_EVENT_DOCS: Record<JobEventType, string> = {
   'job.created': 'A job was created (POST /jobs, or CSV import: detail.imported). detail: status, imported, external_ref.',
@@ -139,15 +138,15 @@ export const JOB_EVENT_DOCS: Record<JobEventType, string> = {
   'job.eta_updated': 'eta_at changed (detail.eta_at, detail.previous_eta_at).',
   'job.note_added': 'A note was added (detail.note_id, text, customer_visible).',
   'job.customer_located': 'The customer shared their location from the tracking page (actor customer; detail.lat, lng, accuracy_m).',
-  'job.photo_added': `The driver or a dispatcher added a photo.${NOT_YET}`,
+  'job.photo_added': 'The driver (driver page) or a dispatcher (job page) added a photo (detail.photo_id, content_type, bytes, by); the image itself stays in the dashboard.',
   'job.payment_updated': 'final_price_cents or payment_method changed (detail.final_price_cents, detail.payment_method).',
-  'job.driver_acknowledged': `The driver opened and acknowledged the job on the driver page.${NOT_YET}`,
+  'job.driver_acknowledged': 'The driver acknowledged the job on the driver page (actor driver, detail.unit_id); once per hand-over.',
   'job.customer_message': "The customer texted back (detail.via sms, text, from, message_sid, media_urls when they sent photos) or wrote from the tracking page (detail.via tracking_page, text).",
   'job.rating_received': 'The customer rated the completed job on the tracking page (detail.rating 1 to 5, comment, rated_at); one per run.',
   'job.payment_link_opened': 'The customer opened the tracking page\'s Pay link of an issued, unpaid invoice (detail.invoice_number, total_cents). Invoices come with the back office: until then it is not emitted.',
   'job.archived': 'A dispatcher archived the job (towline jobs archive).',
   'job.restored': 'An archived job was restored (towline jobs restore).',
-  'job.signature_captured': `The driver captured the customer's signature.${NOT_YET}`,
+  'job.signature_captured': "The driver captured a signature on the driver page (detail.signer_name, detail.signature_id, unit_id); the image itself stays in the dashboard.",
   'job.reopened': 'A finished job was reopened (detail.reason, reopen_count, previous_reopen_count and what the ended run had: cancel_reason, rating, rating_comment, rated_at).',
   'job.updated': 'Fields without an event of their own changed (detail.fields names them; ["tracking_url"] when a new tracking link replaced the old one, which then answers 410).',
 }

@@ -1,0 +1,373 @@
+/**
+ * The driver's page /d/{token} through HTTP, as its forms post: each action goes through the
+ * API's operation with actor driver and detail.unit_id (proved by the API's timeline), exactly
+ * the table's driver moves are offered, a stale page is refused and says so, a link taken back
+ * or 24 hours past the finish answers 410 and writes nothing; photos, signatures and the
+ * phone's position.
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { startTestApi, type TestApi } from '../../test/kit'
+import { bringTo, call, makeUnit, NO_LIMITS, snapshot, expectNothingWritten } from '../../test/jobs-helpers'
+import { addNote } from '../jobs/add-note'
+import { driverUrlOf } from '../jobs/job-links'
+import { createUser } from '../users/create-user'
+
+let api: TestApi
+let key: string
+beforeEach(() => { api = startTestApi(NO_LIMITS); key = api.key('all') })
+afterEach(() => api.close())
+
+const ORIGIN = 'http://towline.test'
+const DAY = 86_400_000
+/** A real 1x1 PNG. */
+const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
+const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0xff, 0xd9])
+
+/** The driver link's path the job holds now. */
+const driverPath = (jobId: string) => {
+  const row = api.db.$client.query('SELECT driver_token_sealed FROM jobs WHERE id = ?').get(jobId) as { driver_token_sealed: string }
+  return new URL(driverUrlOf(api.links, { driverTokenSealed: row.driver_token_sealed })!).pathname
+}
+const get = (path: string) => api.raw(new Request(ORIGIN + path))
+const page = async (path: string) => (await get(path)).text()
+const unescape = (v: string) => v.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+const attr = (tag: string, name: string) => tag.match(new RegExp(`\\s${name}="([^"]*)"`))?.[1]
+
+/** The buttons of the page's status forms, by name. */
+const buttonsOf = (html: string) => [...html.matchAll(/<button type="submit" class="button-big[^"]*">([^<]*)<\/button>/g)].map((m) => m[1]!).filter((b) => !['Upload photo', 'Save signature'].includes(b))
+
+/** The hidden fields of the form posting to `action` whose button is named `button` (the first such form without one). */
+function formOf(html: string, action: string, button?: string): Record<string, string> {
+  for (const m of html.matchAll(/<form method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)) {
+    if (!m[1]!.endsWith(`/${action}`)) continue
+    if (button && !m[2]!.includes(`>${button}</button>`)) continue
+    const fields: Record<string, string> = {}
+    for (const [tag] of m[2]!.matchAll(/<input\b[^>]*>/g)) {
+      const name = attr(tag, 'name')
+      if (name && attr(tag, 'type') === 'hidden') fields[name] = unescape(attr(tag, 'value') ?? '')
+    }
+    return fields
+  }
+  throw new Error(`no ${action} form${button ? ` with ${button}` : ''} on the page`)
+}
+function post(path: string, fields: Record<string, string>, origin = ORIGIN) {
+  return api.raw(new Request(ORIGIN + path, { method: 'POST', redirect: 'manual', headers: { origin, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() }))
+}
+function postFile(path: string, fields: Record<string, string>, files: Record<string, Uint8Array>) {
+  const fd = new FormData()
+  for (const [k, v] of Object.entries(fields)) fd.append(k, v)
+  for (const [k, v] of Object.entries(files)) fd.append(k, new File([v as Uint8Array<ArrayBuffer>], `${k}.bin`))
+  return api.raw(new Request(ORIGIN + path, { method: 'POST', redirect: 'manual', headers: { origin: ORIGIN }, body: fd }))
+}
+/** Opens the page, then presses the button (as a tap would). */
+async function press(path: string, action: string, button?: string, extra: Record<string, string> = {}) {
+  return post(`${path}/${action}`, { ...formOf(await page(path), action, button), ...extra })
+}
+const events = async (jobId: string) => (await call(api, key, 'GET', `/jobs/${jobId}/events?limit=100`)).body.data as any[]
+const alertOf = (html: string) => /<div class="form-alert" role="alert" id="driver-alert">([^<]*)<\/div>/.exec(html)?.[1]
+
+describe('the driver page', () => {
+  test('shows the job: customer with tap to call, pickup and destination with navigation links, vehicle, notes internal too, status; never another job', async () => {
+    const { job, unit } = await bringTo(api, key, 'dispatched', { job: { customer: { name: 'Jo <Bloggs>', phone: '+15035550101', sms_consent: true }, destination: 'Main St Garage', vehicle: { make: 'Honda', model: 'Civic', plate: '7ABC123' } } })
+    const other = await bringTo(api, key, 'dispatched', { job: { customer: { name: 'Somebody Else', phone: '+15035550199', sms_consent: true } } })
+    const dispatcher = api.contexts.forDispatcher({ userId: 'usr_x', role: 'dispatcher', accountId: api.accountId })
+    addNote(dispatcher, job.id, { text: 'Gate code 4711', customer_visible: false })
+    addNote(dispatcher, job.id, { text: 'Blue house', customer_visible: true })
+    addNote(dispatcher, other.job.id, { text: 'Other job note', customer_visible: false })
+    const res = await get(driverPath(job.id))
+    expect(res.status).toBe(200)
+    expect(res.headers.get('cache-control')).toBe('no-store')
+    const html = await res.text()
+    expect(html).toContain('Jo &lt;Bloggs&gt;')
+    expect(html).toContain('href="tel:+15035550101"')
+    expect(html).toContain(`href="https://www.google.com/maps/dir/?api=1&amp;destination=${encodeURIComponent(job.pickup.location)}"`)
+    expect(html).toContain(`destination=${encodeURIComponent('Main St Garage')}`)
+    expect(html).toContain('Honda Civic')
+    expect(html).toContain('7ABC123')
+    expect(html).toContain('<strong>Internal:</strong> Gate code 4711')
+    expect(html).toContain('Blue house')
+    expect(html).toContain(`Job for ${unit!.name}`)
+    expect(html).toContain('data-status="dispatched">Dispatched</strong>')
+    expect(html).not.toContain('Somebody Else')
+    expect(html).not.toContain('Other job note')
+    expect(html).toContain('aria-label="Signature"')
+    expect(html).toMatch(/<label for="f-photo">Add photo<\/label><input type="file" id="f-photo" name="photo" accept="[^"]*image[^"]*" capture="environment"/)
+    expect(html).toContain('<label for="f-signer_name">Signer name</label>')
+    // Nothing on the page loads from another origin.
+    expect(html).not.toMatch(/(src|href)="https?:\/\/(?!www\.google\.com\/maps\/dir)/)
+  })
+
+  test('Acknowledge once (actor driver, detail.unit_id), then exactly the table\'s driver moves, GOA on scene', async () => {
+    const { job, unit } = await bringTo(api, key, 'dispatched')
+    const path = driverPath(job.id)
+    expect(buttonsOf(await page(path))).toEqual(['Acknowledge'])
+    const res = await press(path, 'acknowledge')
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe(`${path}?done=acknowledged`)
+    const ack = (await events(job.id)).at(-1)
+    expect({ type: ack.type, actor: ack.actor, unit: ack.detail.unit_id }).toEqual({ type: 'job.driver_acknowledged', actor: 'driver', unit: unit!.id })
+    expect(await page(`${path}?done=acknowledged`)).toContain('Job acknowledged.')
+    // Once: the button is gone, and a replayed form with a new key is refused.
+    expect(buttonsOf(await page(path))).toEqual(['Move to En route'])
+    const again = await post(`${path}/acknowledge`, { idempotency_key: 'A'.repeat(24) + '.acknowledge', expected_status: 'dispatched' })
+    expect(again.status).toBe(409)
+    expect(alertOf(await again.text())).toBe('The job was already acknowledged. Nothing was done.')
+
+    const road: [string, string[]][] = [['en_route', ['Move to On scene', 'GOA']], ['on_scene', ['Move to Towing', 'GOA']], ['towing', ['Move to At destination']], ['at_destination', ['Move to Completed']], ['completed', []]]
+    let offered = ['Move to En route']
+    for (const [to, next] of road) {
+      const button = offered[0]!
+      const moved = await press(path, 'status', button)
+      expect({ to, status: moved.status }).toEqual({ to, status: 303 })
+      const e = (await events(job.id)).at(-1)
+      expect({ type: e.type, from: e.from, to: e.to, actor: e.actor, unit: e.detail.unit_id }).toMatchObject({ type: 'job.status_changed', to, actor: 'driver', unit: unit!.id })
+      offered = buttonsOf(await page(path))
+      expect({ at: to, offered }).toEqual({ at: to, offered: to === 'en_route' ? ['Move to On scene'] : next })
+      if (to === 'en_route') offered = ['Move to On scene']
+    }
+  })
+
+  test('GOA on scene by its button; a move the table does not give the driver is refused and writes nothing', async () => {
+    const { job } = await bringTo(api, key, 'on_scene')
+    const path = driverPath(job.id)
+    await press(path, 'acknowledge')
+    const before = await snapshot(api, key, job.id)
+    const skip = await post(`${path}/status`, { ...formOf(await page(path), 'status', 'GOA'), to: 'completed' })
+    expect(skip.status).toBe(409)
+    expect(alertOf(await skip.text())).toContain('cannot make that move')
+    await expectNothingWritten(api, key, before)
+    expect((await press(path, 'status', 'GOA')).headers.get('location')).toBe(`${path}?done=goa`)
+    const e = (await events(job.id)).at(-1)
+    expect({ to: e.to, actor: e.actor }).toEqual({ to: 'goa', actor: 'driver' })
+  })
+
+  test('a stale page is refused with role=alert and writes nothing; the same form sent twice acts once', async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const path = driverPath(job.id)
+    await press(path, 'acknowledge')
+    const form = formOf(await page(path), 'status', 'Move to En route')
+    expect((await post(`${path}/status`, form)).status).toBe(303)
+    const count = (await events(job.id)).length
+    // The same key and body: a double tap, or the offline queue's replay.
+    expect((await post(`${path}/status`, form)).status).toBe(303)
+    expect((await events(job.id)).length).toBe(count)
+    // The driver's page shows En route; the dispatcher moves the job on meanwhile: the page is stale.
+    const shown = formOf(await page(path), 'status', 'Move to On scene')
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'on_scene' })).status).toBe(200)
+    const before = await snapshot(api, key, job.id)
+    const stale = await post(`${path}/status`, shown)
+    expect(stale.status).toBe(409)
+    expect(alertOf(await stale.text())).toBe('The job changed: it is now On scene, not En route as this page showed. Nothing was done; the page now shows the job as it is.')
+    await expectNothingWritten(api, key, before)
+  })
+
+  test('a cross-origin post is refused (403) and writes nothing', async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const path = driverPath(job.id)
+    const before = await snapshot(api, key, job.id)
+    const res = await post(`${path}/acknowledge`, formOf(await page(path), 'acknowledge'), 'https://evil.example')
+    expect(res.status).toBe(403)
+    await expectNothingWritten(api, key, before)
+  })
+
+  test('a reassigned or unassigned job\'s link answers 410 for the page and every write, and nothing is written', async () => {
+    const { job } = await bringTo(api, key, 'en_route')
+    const path = driverPath(job.id)
+    const html = await page(path)
+    expect((await call(api, key, 'POST', `/jobs/${job.id}/assign`, { unit_id: makeUnit(api).id })).status).toBe(200)
+    const before = await snapshot(api, key, job.id)
+    const gone = await get(path)
+    expect(gone.status).toBe(410)
+    expect(await gone.text()).toContain('This job was handed to another driver.')
+    for (const [action, form] of [['acknowledge', formOf(html, 'acknowledge')], ['status', { to: 'on_scene', expected_status: 'en_route', idempotency_key: 'C'.repeat(24) }]] as const) {
+      const res = await post(`${path}/${action}`, form)
+      expect({ action, status: res.status }).toEqual({ action, status: 410 })
+      expect(await res.text()).toContain('This job was handed to another driver.')
+    }
+    const photo = await postFile(`${path}/photos`, { idempotency_key: 'D'.repeat(24) }, { photo: JPEG })
+    expect(photo.status).toBe(410)
+    const sig = await postFile(`${path}/signature`, { signer_name: 'Jo' }, { signature: PNG })
+    expect(sig.status).toBe(410)
+    const pos = await api.raw(new Request(`${ORIGIN}${path}/position`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/json' }, body: JSON.stringify({ lat: 45.5, lng: -122.6 }) }))
+    expect(pos.status).toBe(410)
+    expect((await get(`${path}/state`)).status).toBe(410)
+    await expectNothingWritten(api, key, before)
+    expect(api.db.$client.query('SELECT count(*) AS n FROM job_photos').get()).toEqual({ n: 0 })
+    expect(api.db.$client.query('SELECT count(*) AS n FROM job_signatures').get()).toEqual({ n: 0 })
+
+    const { job: other } = await bringTo(api, key, 'dispatched')
+    const otherPath = driverPath(other.id)
+    expect((await call(api, key, 'DELETE', `/jobs/${other.id}/assign`)).status).toBe(200)
+    expect((await get(otherPath)).status).toBe(410)
+  })
+
+  test('the link answers 410 24 hours after the job finished (the injected clock), and works until then', async () => {
+    const { job } = await bringTo(api, key, 'completed')
+    const path = driverPath(job.id)
+    api.clock.advance(DAY)
+    expect((await get(path)).status).toBe(200)
+    api.clock.advance(1)
+    const res = await get(path)
+    expect(res.status).toBe(410)
+    expect(await res.text()).toContain('This job link has expired: the job finished more than 24 hours ago.')
+  })
+
+  test('Add photo: a JPEG is kept (actor driver, detail.unit_id) and served to the link; a file that is not an image is refused beside the field', async () => {
+    const { job, unit } = await bringTo(api, key, 'on_scene')
+    const path = driverPath(job.id)
+    const form = formOf(await page(path), 'photos')
+    const res = await postFile(`${path}/photos`, form, { photo: JPEG })
+    expect(res.status).toBe(303)
+    const e = (await events(job.id)).at(-1)
+    expect({ type: e.type, actor: e.actor, unit: e.detail.unit_id, type_: e.detail.content_type, bytes: e.detail.bytes, by: e.detail.by })
+      .toEqual({ type: 'job.photo_added', actor: 'driver', unit: unit!.id, type_: 'image/jpeg', bytes: JPEG.length, by: 'driver' })
+    const img = await get(`${path}/photos/${e.detail.photo_id}`)
+    expect(img.headers.get('content-type')).toBe('image/jpeg')
+    expect(new Uint8Array(await img.arrayBuffer())).toEqual(JPEG)
+    expect(await page(path)).toContain(`src="${path}/photos/${e.detail.photo_id}"`)
+
+    const count = (await events(job.id)).length
+    const bad = await postFile(`${path}/photos`, { idempotency_key: 'E'.repeat(24) + '.photo' }, { photo: new TextEncoder().encode('GIF89a not really') })
+    expect(bad.status).toBe(422)
+    const html = await bad.text()
+    expect(html).toContain('<p class="field-error" id="f-photo-error">must be a JPEG, PNG or WebP image</p>')
+    expect(alertOf(html)).toBe('Nothing was saved: the photo must be a JPEG, PNG or WebP image.')
+    expect((await events(job.id)).length).toBe(count)
+  })
+
+  test('Save signature: the PNG and Signer name are kept (job.signature_captured), listed, served to the link and the account\'s sessions; bad input refused beside its field', async () => {
+    const { job, unit } = await bringTo(api, key, 'at_destination')
+    const path = driverPath(job.id)
+    const form = formOf(await page(path), 'signature')
+    const res = await postFile(`${path}/signature`, { ...form, signer_name: '  Jo Bloggs ' }, { signature: PNG })
+    expect(res.status).toBe(303)
+    const e = (await events(job.id)).at(-1)
+    expect({ type: e.type, actor: e.actor, unit: e.detail.unit_id, name: e.detail.signer_name }).toEqual({ type: 'job.signature_captured', actor: 'driver', unit: unit!.id, name: 'Jo Bloggs' })
+    const sigId = e.detail.signature_id as string
+    expect(sigId).toStartWith('sig_')
+    const img = await get(`${path}/signatures/${sigId}`)
+    expect(img.headers.get('content-type')).toBe('image/png')
+    expect(new Uint8Array(await img.arrayBuffer())).toEqual(PNG)
+    expect(await page(path)).toContain('Signature of Jo Bloggs</a>')
+
+    // The account's sessions see it at /jobs/{id}/signatures/{sigId}; no session, no image.
+    const password = 'correct horse battery'
+    await createUser(api.contexts.forOperator(api.accountId), { email: 'ann@example.com', role: 'dispatcher', password })
+    const login = await api.raw(new Request(`${ORIGIN}/login`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' }, body: `email=ann%40example.com&password=${encodeURIComponent(password)}` }))
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!
+    const bySession = await api.raw(new Request(`${ORIGIN}/jobs/${job.id}/signatures/${sigId}`, { headers: { cookie } }))
+    expect(bySession.status).toBe(200)
+    expect(new Uint8Array(await bySession.arrayBuffer())).toEqual(PNG)
+    expect((await api.raw(new Request(`${ORIGIN}/jobs/${job.id}/signatures/${sigId}`, { redirect: 'manual' }))).status).toBe(303)
+
+    const count = (await events(job.id)).length
+    const noName = await postFile(`${path}/signature`, { idempotency_key: 'F'.repeat(24) + '.signature', signer_name: ' ' }, { signature: PNG })
+    expect(noName.status).toBe(422)
+    expect(await noName.text()).toContain('<p class="field-error" id="f-signer_name-error">must be 1 to 200 characters</p>')
+    const notPng = await postFile(`${path}/signature`, { idempotency_key: 'G'.repeat(24) + '.signature', signer_name: 'Jo' }, { signature: JPEG })
+    expect(notPng.status).toBe(422)
+    const kept = await notPng.text()
+    expect(kept).toContain('<p class="field-error" id="f-signature-error">must be a PNG image</p>')
+    expect(kept).toContain('value="Jo"')
+    const big = new Uint8Array(1024 * 1024 + 1)
+    big.set(PNG)
+    expect((await postFile(`${path}/signature`, { idempotency_key: 'H'.repeat(24) + '.signature', signer_name: 'Jo' }, { signature: big })).status).toBe(422)
+    expect((await events(job.id)).length).toBe(count)
+  })
+
+  test('position: stored as the unit\'s while the job is active; an older fix never overwrites a newer one; a fix from the future is refused; none after the job finished', async () => {
+    const { job, unit } = await bringTo(api, key, 'en_route')
+    const path = driverPath(job.id)
+    const send = (body: Record<string, unknown>) => api.raw(new Request(`${ORIGIN}${path}/position`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/json' }, body: JSON.stringify(body) }))
+    const unitPosition = async () => (await call(api, key, 'GET', '/units')).body.data.find((u: any) => u.id === unit!.id).position
+    const now = api.clock.now()
+    const first = await send({ lat: 45.5, lng: -122.6, accuracy: 8, heading: -1, speed: -1, timestamp: now })
+    expect(first.status).toBe(200)
+    expect(await first.json()).toEqual({ stored: true })
+    expect(await unitPosition()).toMatchObject({ lat: 45.5, lng: -122.6, accuracy_m: 8, recorded_at: new Date(now).toISOString() })
+    const older = await send({ lat: 1, lng: 1, timestamp: now - 60_000 })
+    expect(await older.json()).toEqual({ stored: false })
+    expect(await unitPosition()).toMatchObject({ lat: 45.5, lng: -122.6 })
+    const future = await send({ lat: 2, lng: 2, timestamp: now + 3_600_000 })
+    expect(future.status).toBe(422)
+    expect(await unitPosition()).toMatchObject({ lat: 45.5 })
+    const newer = await send({ lat: 45.6, lng: -122.7, timestamp: now + 1000 })
+    expect(await newer.json()).toEqual({ stored: true })
+    expect(await unitPosition()).toMatchObject({ lat: 45.6, lng: -122.7 })
+    expect((await send({ lat: 'north', lng: 2 })).status).toBe(422)
+    // Cross-origin: refused, nothing stored.
+    const cross = await api.raw(new Request(`${ORIGIN}${path}/position`, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: JSON.stringify({ lat: 3, lng: 3, timestamp: now + 2000 }) }))
+    expect(cross.status).toBe(403)
+    expect(await unitPosition()).toMatchObject({ lat: 45.6 })
+
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'completed' })).status).toBe(200)
+    const finished = await send({ lat: 4, lng: 4, timestamp: now + 3000 })
+    expect(finished.status).toBe(409)
+    expect(await unitPosition()).toMatchObject({ lat: 45.6 })
+  })
+
+  test('the state and live stream: a dispatcher\'s change reaches the open page\'s stream; resumed by Last-Event-ID', async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const path = driverPath(job.id)
+    const state = await (await get(`${path}/state`)).json() as any
+    expect(state).toMatchObject({ status: 'dispatched', status_label: 'Dispatched', acknowledged: false, moves: ['en_route'], sharing: true })
+    expect(state.actions_html).toContain('>Acknowledge</button>')
+    const controller = new AbortController()
+    const res = await api.raw(new Request(`${ORIGIN}${path}/events?after=${state.position}`, { signal: controller.signal }))
+    expect(res.headers.get('content-type')).toStartWith('text/event-stream')
+    const reader = res.body!.getReader()
+    let got = ''
+    const readUntil = async (needle: string) => {
+      while (!got.includes(needle)) got += new TextDecoder().decode((await reader.read()).value)
+    }
+    await readUntil('event: hello')
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'en_route' })).status).toBe(200)
+    await readUntil('"status":"en_route"')
+    const id = /id: (\d+)\nevent: job\ndata: \{"type":"job.status_changed","status":"en_route"\}/.exec(got)?.[1]
+    expect(id).toBeDefined()
+    controller.abort()
+
+    // Resumed after the last id seen: the later change comes, the earlier one does not again.
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'on_scene' })).status).toBe(200)
+    const c2 = new AbortController()
+    const again = await api.raw(new Request(`${ORIGIN}${path}/events`, { headers: { 'last-event-id': id! }, signal: c2.signal }))
+    const r2 = again.body!.getReader()
+    let got2 = ''
+    while (!got2.includes('"status":"on_scene"')) got2 += new TextDecoder().decode((await r2.read()).value)
+    expect(got2).not.toContain('"status":"en_route"')
+    c2.abort()
+  })
+
+  test('the stream says gone and ends when the job is handed to another unit', async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const path = driverPath(job.id)
+    const res = await get(`${path}/events`)
+    const reader = res.body!.getReader()
+    let got = ''
+    while (!got.includes('event: hello')) got += new TextDecoder().decode((await reader.read()).value)
+    expect((await call(api, key, 'POST', `/jobs/${job.id}/assign`, { unit_id: makeUnit(api).id })).status).toBe(200)
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      got += new TextDecoder().decode(value)
+    }
+    expect(got).toContain('event: gone')
+  })
+
+  test('the service worker is served under /d/ as a script, under the page policy, and never cached stale', async () => {
+    const res = await get('/d/sw.js')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(res.headers.get('cache-control')).toBe('no-cache')
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
+    const source = await res.text()
+    expect(() => new Function(source)).not.toThrow()
+    expect(source).toContain("if (req.method !== 'GET') return")
+  })
+
+  test('an unknown or malformed token answers 404 like any address with no page', async () => {
+    expect((await get('/d/' + 'x'.repeat(24))).status).toBe(404)
+    expect((await get('/d/short')).status).toBe(404)
+    expect((await get('/d/short/state')).status).toBe(404)
+  })
+})

@@ -1,0 +1,38 @@
+import { inTransaction } from '../db/client'
+import { AppError, validationFailed } from '../platform/errors'
+import { newId } from '../platform/ids'
+import type { OperationContext } from '../operations/operation-context'
+import { photoTypeOf } from './add-photo'
+import { commitJobChange } from './commit-job-change'
+import { loadWritableJob, type ActionGuard } from './job-context'
+
+/** The largest signature image taken: a phone's drawing as PNG is tens of kilobytes. */
+export const MAX_SIGNATURE_BYTES = 1024 * 1024
+
+/**
+ * Keeps a signature drawn on the driver's page: a PNG (checked by its bytes) of at most 1 MB
+ * and the signer's name (1 to 200 characters), in the database; the timeline gets
+ * job.signature_captured (detail.signer_name, detail.signature_id). Only the driver whose link
+ * it is captures one.
+ */
+export function captureSignature(ctx: OperationContext, jobId: string, input: { signerName: string; png: Uint8Array }, guard: ActionGuard = {}): { id: string; bytes: number } {
+  const actor = ctx.actor
+  if (actor.kind !== 'driver') throw new AppError('forbidden', 'Signatures are captured on the driver\'s page.', { actor: actor.kind, required_permission: 'jobs:drive' })
+  const signerName = input.signerName.trim()
+  const problems = []
+  if (signerName.length < 1 || signerName.length > 200) problems.push({ path: 'signer_name', message: 'must be 1 to 200 characters' })
+  if (input.png.length === 0) problems.push({ path: 'signature', message: 'draw the signature first' })
+  else if (input.png.length > MAX_SIGNATURE_BYTES) problems.push({ path: 'signature', message: 'must be at most 1 MB' })
+  else if (photoTypeOf(input.png) !== 'image/png') problems.push({ path: 'signature', message: 'must be a PNG image' })
+  if (problems.length) throw validationFailed(problems)
+  return inTransaction(ctx.db, (tx) => {
+    const job = loadWritableJob(ctx, tx, jobId, 'jobs:drive', guard)
+    if (job.unitId !== actor.unitId) throw new AppError('forbidden', 'This job was handed to another driver.', { actor: 'driver', required_permission: 'jobs:drive' })
+    const now = ctx.clock.now()
+    const id = newId('sig', now)
+    tx.$client.query('INSERT INTO job_signatures (id, account_id, job_id, signer_name, content_type, bytes, data, unit_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(id, job.accountId, job.id, signerName, 'image/png', input.png.length, input.png, actor.unitId, now)
+    commitJobChange(tx, ctx, job, { events: [{ type: 'job.signature_captured', detail: { signer_name: signerName, signature_id: id } }] })
+    return { id, bytes: input.png.length }
+  })
+}

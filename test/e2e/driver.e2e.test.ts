@@ -1,0 +1,242 @@
+/**
+ * The driver's page as a driver uses it, in Chromium at a phone's size against the compiled
+ * binary: the link taken from the text the Twilio stand-in received on assign; Acknowledge and
+ * the moves by their buttons, proved by the API's timeline (actor driver, the unit's id); a real
+ * large JPEG made in the browser, downscaled before upload; a drawn signature; the phone's
+ * position (geolocation granted and emulated) reaching GET /units; the dispatcher's change
+ * shown without a reload; the link replayed after reassignment refused with nothing written.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { launchChromium } from '../browser/chromium'
+import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
+import { startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN } from '../twilio-standin'
+
+const twilio = startTwilioStandin()
+let folder: ReturnType<typeof freshFolder>
+let server: RunningServer
+let browser: Browser
+let key: string
+let base: string
+const PHONE = { width: 390, height: 844 }
+const WHERE = { latitude: 45.5231, longitude: -122.6765 }
+
+function freePort(): number {
+  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = s.port
+  s.stop(true)
+  return port
+}
+
+beforeAll(async () => {
+  folder = freshFolder()
+  const port = freePort()
+  base = `http://localhost:${port}`
+  server = await startServer(folder.bin, {
+    cwd: folder.dir, args: ['--port', String(port)],
+    env: { TOWLINE_SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: TWILIO_SID, TWILIO_AUTH_TOKEN: TWILIO_TOKEN, TWILIO_FROM, TOWLINE_TWILIO_API_BASE: twilio.apiBase, TOWLINE_PUBLIC_URL: base },
+  })
+  key = createKeyWithCli(folder.bin, folder.dir, 'all')
+  browser = await launchChromium()
+}, 30_000)
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+  twilio.stop()
+  folder?.cleanup()
+})
+
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+const events = async (id: string) => (await api('GET', `/jobs/${id}/events?limit=100`)).body.data as any[]
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000) {
+  const end = Date.now() + ms
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`${what}: not met in time`)
+    await Bun.sleep(50)
+  }
+}
+/** A unit with a driver's phone, made with the CLI. */
+function addUnit(name: string, phone: string): string {
+  return cli(folder.bin, ['units', 'add', '--name', name, '--driver-phone', phone], { cwd: folder.dir }).stdout.trim().match(/^unit_[0-9A-Za-z]+/)![0]
+}
+/** The driver link in the newest text the stand-in got for this phone (E.164), as the driver receives it. */
+async function linkTextedTo(phone: string): Promise<string> {
+  let link: string | undefined
+  await until(() => {
+    const texts = twilio.messages.filter((m) => m.to === phone)
+    link = texts.at(-1)?.body.match(/https?:\/\/\S+\/d\/[0-9A-Za-z]{24}/)?.[0]
+    return link !== undefined
+  }, `the driver text to ${phone}`)
+  return link!
+}
+/** Width and height of a baseline or progressive JPEG, read from its first SOF marker. */
+function jpegSize(b: Uint8Array): { width: number; height: number } {
+  let i = 2
+  while (i < b.length) {
+    if (b[i] !== 0xff) throw new Error('not a JPEG segment')
+    const marker = b[i + 1]!
+    const len = (b[i + 2]! << 8) | b[i + 3]!
+    if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) return { height: (b[i + 5]! << 8) | b[i + 6]!, width: (b[i + 7]! << 8) | b[i + 8]! }
+    i += 2 + len
+  }
+  throw new Error('no SOF marker')
+}
+async function phonePage(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, geolocation: WHERE, permissions: ['geolocation'] })
+  await context.grantPermissions(['geolocation'], { origin: base })
+  return { context, page: await context.newPage() }
+}
+/** Presses a button and waits for the page it leads back to. */
+async function press(page: Page, name: string, done: string) {
+  await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name, exact: true }).click()])
+  expect(page.url()).toEndWith(`?done=${done}`)
+}
+
+describe('the driver page in Chromium', () => {
+  test('a driver works the job from the texted link: Acknowledge, the moves, a photo, a signature, the position; the dispatcher\'s change shows live', async () => {
+    const unit = addUnit('Truck 9', '503-555-0109')
+    const made = await api('POST', '/jobs', { customer: { name: 'Paige Turner', phone: '503-555-0142', sms_consent: true }, pickup: { location: 'Hwy 26 mile 40' }, destination: 'Main St Garage', vehicle: { make: 'Subaru', plate: 'PG1' } })
+    const id = made.body.id as string
+    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
+    const link = await linkTextedTo('+15035550109')
+    expect(link.startsWith(`${base}/d/`)).toBe(true)
+
+    const { context, page } = await phonePage()
+    await page.goto(link)
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Job for Truck 9')
+    expect(await page.getByRole('link', { name: 'Call +15035550142' }).getAttribute('href')).toBe('tel:+15035550142')
+    await expectAccessible(page)
+    await expectNoHorizontalOverflow(page)
+    await page.setViewportSize({ width: 360, height: 740 })
+    await expectNoHorizontalOverflow(page)
+    await page.setViewportSize(PHONE)
+
+    // The phone's position, shared while the job is active, is the unit's.
+    await until(async () => {
+      const u = (await api('GET', '/units')).body.data.find((x: any) => x.id === unit)
+      return u?.position?.lat === WHERE.latitude && u.position.lng === WHERE.longitude
+    }, 'the phone\'s position on GET /units')
+
+    const byDriver = async (type: string, to?: string) => expect((await events(id)).at(-1)).toMatchObject({ type, actor: 'driver', detail: { unit_id: unit }, ...(to ? { to } : {}) })
+    await press(page, 'Acknowledge', 'acknowledged')
+    await byDriver('job.driver_acknowledged')
+    expect(await page.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0)
+    await press(page, 'Move to En route', 'moved')
+    await byDriver('job.status_changed', 'en_route')
+    await press(page, 'Move to On scene', 'moved')
+    await byDriver('job.status_changed', 'on_scene')
+    expect(await page.getByRole('button', { name: 'GOA', exact: true }).count()).toBe(1)
+
+    // A 12-megapixel JPEG drawn in the browser, chosen in the file input: uploaded at once, downscaled.
+    const big = await page.evaluate(async () => {
+      const c = document.createElement('canvas')
+      c.width = 4000
+      c.height = 3000
+      const g = c.getContext('2d')!
+      const grad = g.createLinearGradient(0, 0, 4000, 3000)
+      grad.addColorStop(0, '#c33')
+      grad.addColorStop(1, '#33c')
+      g.fillStyle = grad
+      g.fillRect(0, 0, 4000, 3000)
+      for (let i = 0; i < 400; i++) {
+        g.fillStyle = `hsl(${i * 37 % 360} 70% 50%)`
+        g.fillRect((i * 997) % 3900, (i * 613) % 2900, 100, 100)
+      }
+      const blob = await new Promise<Blob>((resolve) => c.toBlob((b) => resolve(b!), 'image/jpeg', 0.92))
+      const bytes = new Uint8Array(await blob.arrayBuffer())
+      let s = ''
+      for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+      return btoa(s)
+    })
+    const original = Buffer.from(big, 'base64')
+    expect(jpegSize(original)).toEqual({ width: 4000, height: 3000 })
+    await Promise.all([page.waitForURL(/\?done=photo$/), page.getByLabel('Add photo', { exact: true }).setInputFiles({ name: 'IMG_0001.jpg', mimeType: 'image/jpeg', buffer: original })])
+    const photo = (await events(id)).at(-1)
+    expect(photo).toMatchObject({ type: 'job.photo_added', actor: 'driver', detail: { unit_id: unit, content_type: 'image/jpeg', by: 'driver' } })
+    const stored = new Uint8Array(await (await context.request.get(`${link}/photos/${photo.detail.photo_id}`)).body())
+    expect(stored.length).toBe(photo.detail.bytes)
+    expect(jpegSize(stored)).toEqual({ width: 1600, height: 1200 })
+
+    // A signature drawn with the pointer, and the signer's name.
+    const pad = page.getByRole('img', { name: 'Signature' })
+    await pad.scrollIntoViewIfNeeded()
+    const box = (await pad.boundingBox())!
+    await page.mouse.move(box.x + 20, box.y + box.height / 2)
+    await page.mouse.down()
+    for (let i = 1; i <= 20; i++) await page.mouse.move(box.x + 20 + i * (box.width - 40) / 20, box.y + box.height / 2 + Math.sin(i) * 30)
+    await page.mouse.up()
+    await page.getByLabel('Signer name', { exact: true }).fill('Paige Turner')
+    await press(page, 'Save signature', 'signature')
+    const sig = (await events(id)).at(-1)
+    expect(sig).toMatchObject({ type: 'job.signature_captured', actor: 'driver', detail: { unit_id: unit, signer_name: 'Paige Turner' } })
+    const png = new Uint8Array(await (await context.request.get(`${link}/signatures/${sig.detail.signature_id}`)).body())
+    expect([...png.subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG')
+    expect(png.length).toBeGreaterThan(500)
+
+    // The dispatcher moves the job on: the open page shows it without a reload.
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    expect((await api('PATCH', `/jobs/${id}`, { status: 'towing' })).status).toBe(200)
+    await page.waitForFunction(() => document.getElementById('driver-status')?.textContent === 'Towing')
+    expect(await page.getByRole('button', { name: 'Move to At destination' }).count()).toBe(1)
+    await expectAccessible(page)
+    await context.close()
+  }, 60_000)
+
+  test('offline: moves pressed without a connection are queued, survive a reload in the dead zone, and land once each, in order, when it returns', async () => {
+    const unit = addUnit('Truck 12', '503-555-0112')
+    const id = (await api('POST', '/jobs', { customer: { name: 'Cy Dee', phone: '503-555-0144', sms_consent: true }, pickup: { location: 'Forest Rd 9' } })).body.id as string
+    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
+    const link = await linkTextedTo('+15035550112')
+    const { context, page } = await phonePage()
+    await page.goto(link)
+    // The service worker takes the page over; the next page it serves is kept for a dead zone.
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null)
+    await press(page, 'Acknowledge', 'acknowledged')
+
+    await context.setOffline(true)
+    await page.getByRole('button', { name: 'Move to En route' }).click()
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Offline: 1 action waiting to be sent.')
+    await page.getByRole('button', { name: 'Move to On scene' }).click()
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Offline: 2 actions waiting to be sent.')
+    expect((await api('GET', `/jobs/${id}`)).body.status).toBe('dispatched')
+
+    // A reload without a connection: the kept page, the queue still there.
+    await page.reload()
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Job for Truck 12')
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Offline: 2 actions waiting to be sent.')
+    expect(await page.getByRole('button', { name: 'Move to Towing' }).count()).toBe(1)
+
+    await context.setOffline(false)
+    await until(async () => (await api('GET', `/jobs/${id}`)).body.status === 'on_scene', 'the queued moves sent')
+    await page.waitForFunction(() => document.getElementById('driver-status')?.textContent === 'On scene')
+    const moves = (await events(id)).filter((e) => e.type === 'job.status_changed' && e.actor === 'driver')
+    expect(moves.map((e) => [e.from, e.to, e.detail.unit_id])).toEqual([['dispatched', 'en_route', unit], ['en_route', 'on_scene', unit]])
+    await context.close()
+  }, 60_000)
+
+  test('after reassignment the open page says the job was handed to another driver, and its replayed posts are refused with nothing written', async () => {
+    const unit = addUnit('Truck 10', '503-555-0110')
+    const id = (await api('POST', '/jobs', { customer: { name: 'Al Bee', phone: '503-555-0143', sms_consent: true }, pickup: { location: 'I-84 exit 5' } })).body.id as string
+    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
+    const link = await linkTextedTo('+15035550110')
+    const { context, page } = await phonePage()
+    await page.goto(link)
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    const form = await page.locator(`form[action$="/acknowledge"]`).evaluate((f) => Object.fromEntries(new FormData(f as HTMLFormElement) as any) as Record<string, string>)
+
+    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: addUnit('Truck 11', '503-555-0111') })).status).toBe(200)
+    // The open page learns it from its stream and shows the 410 page.
+    await page.waitForFunction(() => document.body.textContent?.includes('This job was handed to another driver.'))
+    const before = await events(id)
+    const ack = await context.request.post(`${link}/acknowledge`, { form, headers: { origin: base }, maxRedirects: 0 })
+    expect(ack.status()).toBe(410)
+    expect(await ack.text()).toContain('This job was handed to another driver.')
+    const move = await context.request.post(`${link}/status`, { form: { ...form, to: 'en_route' }, headers: { origin: base }, maxRedirects: 0 })
+    expect(move.status()).toBe(410)
+    expect(await events(id)).toEqual(before)
+    await expectAccessible(page)
+    await context.close()
+  }, 60_000)
+})

@@ -1,0 +1,289 @@
+/**
+ * The driver's page's script (/d/{token}). The page works without it; this adds:
+ * - live updates: the job's events on /d/{token}/events make the page re-read /d/{token}/state
+ *   and redraw its status and buttons; a link that died reloads the page (its 410 says why);
+ * - **Add photo** uploads as soon as a file is chosen, downscaled first to at most 1600 px on
+ *   the long side (JPEG), with no second button;
+ * - the signature pad (Pointer Events: finger, pen or mouse) posted as a PNG with **Save signature**;
+ * - the phone's position, at most every 10 s while the job is active, as the unit's position;
+ * - the offline queue: a button pressed without a connection is kept on the phone and sent in
+ *   order when the connection returns, each with its own idempotency key and the status it was
+ *   pressed in (a replay never doubles, a stale one is refused).
+ */
+import { openLive } from './shared/live.ts'
+
+const root = document.getElementById('driver')
+const base = root?.dataset.base ?? ''
+const LONG_SIDE = 1600
+const SHARE_EVERY_MS = 10_000
+const QUEUE_KEY = `towline.driver.queue.${base}`
+const liveStatus = document.getElementById('live-status')
+
+const say = (words: string) => { if (liveStatus) liveStatus.textContent = words }
+const alertBox = () => document.getElementById('driver-alert')
+
+for (const el of document.querySelectorAll<HTMLElement>('[data-no-script]')) el.hidden = true
+
+/** A status press kept on the phone until it can be sent: the form's action and fields (its key and expected status). */
+interface Queued { action: string; fields: [string, string][] }
+const readQueue = (): Queued[] => { try { return JSON.parse(localStorage.getItem(QUEUE_KEY) ?? '[]') as Queued[] } catch { return [] } }
+const writeQueue = (q: Queued[]) => { try { localStorage.setItem(QUEUE_KEY, JSON.stringify(q)) } catch {} }
+const waiting = () => { const n = readQueue().length; say(`Offline: ${n} action${n === 1 ? '' : 's'} waiting to be sent.`) }
+
+// ---- live updates ----------------------------------------------------------------------------
+
+let sharing = root?.dataset.sharing === 'yes'
+
+/** Re-reads the job's state and redraws the status and buttons. */
+async function refresh(): Promise<void> {
+  // Presses still queued: the page shows where they lead until they are sent.
+  if (readQueue().length) return
+  const res = await fetch(`${base}/state`, { headers: { accept: 'application/json' }, cache: 'no-store' })
+  if (res.status === 410 || res.status === 404) return location.reload()
+  if (!res.ok) return
+  const state = await res.json() as { actions_html: string; sharing: boolean; status: string }
+  const live = document.getElementById('driver-live')
+  if (!live) return
+  const alert = alertBox()?.textContent ?? ''
+  const done = document.getElementById('driver-done')?.textContent ?? ''
+  const before = live.querySelector<HTMLElement>('#driver-status')?.dataset.status
+  live.innerHTML = state.actions_html
+  // Keep what the page was saying unless the job moved meanwhile.
+  if (before === state.status) {
+    const a = alertBox()
+    if (a && alert) a.textContent = alert
+    const d = document.getElementById('driver-done')
+    if (d && done) d.textContent = done
+  }
+  sharing = state.sharing
+  enhanceForms()
+}
+
+if (root && base) {
+  openLive(`${base}/events?after=${encodeURIComponent(root.dataset.position ?? '')}`, {
+    onHello: () => { void refresh() },
+    on: {
+      job: () => { void refresh() },
+      gone: () => location.reload(),
+    },
+    // Presses waiting to be sent matter more to the driver than the stream's state.
+    onState: (s) => (readQueue().length ? waiting() : say(s === 'open' ? 'Live: this page updates by itself.' : s === 'connecting' ? 'Connecting for live updates…' : '')),
+  })
+}
+
+// ---- offline queue ---------------------------------------------------------------------------
+
+
+const road = JSON.parse(root?.dataset.road ?? '{}') as Record<string, string[]>
+const labels = JSON.parse(root?.dataset.labels ?? '{}') as Record<string, string>
+let flushing = false
+
+/** Shows the server's refusal (its alert's words) on this page. */
+async function showRefusal(res: Response, prefix = ''): Promise<void> {
+  const doc = new DOMParser().parseFromString(await res.text(), 'text/html')
+  const words = doc.getElementById('driver-alert')?.textContent || doc.querySelector('[role="alert"]')?.textContent || 'The action was refused.'
+  if (res.status === 410) return location.reload()
+  await refresh()
+  const a = alertBox()
+  if (a) a.textContent = prefix + words
+}
+
+/** Sends the queued actions in order; stops at the first that cannot be sent yet (no connection). */
+async function flush(): Promise<void> {
+  if (flushing) return
+  flushing = true
+  try {
+    for (;;) {
+      const next = readQueue()[0]
+      if (!next) break
+      let res: Response
+      try {
+        res = await fetch(next.action, { method: 'POST', body: new URLSearchParams(next.fields) })
+      } catch {
+        waiting()
+        return
+      }
+      writeQueue(readQueue().slice(1))
+      // Refused (stale, already done, handed over): the server wrote nothing; say so and drop the rest's hopes with it.
+      if (!res.ok) await showRefusal(res, 'Sent when the connection came back, and refused: ')
+    }
+    say('Live: this page updates by itself.')
+    await refresh()
+  } finally {
+    flushing = false
+  }
+}
+
+/** Draws the buttons a queued press leads to (the table's driver moves), each with a fresh key and the status it expects. */
+function showQueued(status: string): void {
+  const statusEl = document.getElementById('driver-status')
+  if (statusEl) { statusEl.textContent = labels[status] ?? status; statusEl.dataset.status = status }
+  const box = document.querySelector('.driver-buttons')
+  if (!box) return
+  box.replaceChildren(...(road[status] ?? []).map((to) => {
+    const form = document.createElement('form')
+    form.method = 'post'
+    form.action = `${base}/status`
+    form.dataset.queue = ''
+    for (const [name, value] of [['idempotency_key', crypto.randomUUID()], ['expected_status', status], ['to', to]]) {
+      const input = document.createElement('input')
+      input.type = 'hidden'
+      input.name = name!
+      input.value = value!
+      form.append(input)
+    }
+    const button = document.createElement('button')
+    button.type = 'submit'
+    button.className = to === 'goa' ? 'button-big button-danger' : 'button-big'
+    button.textContent = to === 'goa' ? 'GOA' : `Move to ${labels[to] ?? to}`
+    form.append(button)
+    return form
+  }))
+  enhanceForms()
+}
+
+/** Status buttons post through fetch; without a connection the press is queued (with its key and status) instead of lost. */
+function enhanceForms(): void {
+  for (const form of document.querySelectorAll<HTMLFormElement>('form[data-queue]')) {
+    if (form.dataset.enhanced) continue
+    form.dataset.enhanced = 'yes'
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault()
+      const fields = [...new FormData(form).entries()].map(([k, v]) => [k, String(v)] as [string, string])
+      const queue = () => {
+        writeQueue([...readQueue(), { action: form.action, fields }])
+        waiting()
+        const to = fields.find(([k]) => k === 'to')?.[1]
+        showQueued(to ?? fields.find(([k]) => k === 'expected_status')?.[1] ?? '')
+      }
+      if (readQueue().length) { queue(); return }
+      form.setAttribute('aria-busy', 'true')
+      let res: Response
+      try {
+        res = await fetch(form.action, { method: 'POST', body: new URLSearchParams(fields) })
+      } catch {
+        form.removeAttribute('aria-busy')
+        queue()
+        return
+      }
+      if (res.ok) return location.assign(res.url)
+      form.removeAttribute('aria-busy')
+      await showRefusal(res)
+    })
+  }
+}
+enhanceForms()
+window.addEventListener('online', () => { void flush() })
+{
+  const q = readQueue()
+  const last = q.at(-1)?.fields
+  if (last) showQueued(last.find(([k]) => k === 'to')?.[1] ?? last.find(([k]) => k === 'expected_status')?.[1] ?? '')
+  if (q.length) { waiting(); void flush() }
+}
+// Keeps the page and the last known job for a reload without a connection.
+if (base && 'serviceWorker' in navigator) navigator.serviceWorker.register('/d/sw.js', { scope: '/d/' }).catch(() => {})
+
+// ---- photo -----------------------------------------------------------------------------------
+
+/** Draws the image at most LONG_SIDE px on its long side and encodes it as JPEG. */
+async function downscale(file: File): Promise<Blob> {
+  const bitmap = await createImageBitmap(file)
+  const scale = Math.min(1, LONG_SIDE / Math.max(bitmap.width, bitmap.height))
+  const canvas = document.createElement('canvas')
+  canvas.width = Math.max(1, Math.round(bitmap.width * scale))
+  canvas.height = Math.max(1, Math.round(bitmap.height * scale))
+  canvas.getContext('2d')!.drawImage(bitmap, 0, 0, canvas.width, canvas.height)
+  bitmap.close()
+  return new Promise((resolve, reject) => canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('could not encode'))), 'image/jpeg', 0.85))
+}
+
+const photoForm = document.getElementById('photo-form') as HTMLFormElement | null
+const photoInput = document.getElementById('f-photo') as HTMLInputElement | null
+photoInput?.addEventListener('change', async () => {
+  const file = photoInput.files?.[0]
+  if (!file || !photoForm) return
+  say('Uploading the photo…')
+  let blob: Blob = file
+  try { blob = await downscale(file) } catch { /* not an image the browser reads: the server says why */ }
+  const dt = new DataTransfer()
+  dt.items.add(new File([blob], blob === file ? file.name : 'photo.jpg', { type: blob.type || file.type }))
+  photoInput.files = dt.files
+  photoForm.submit()
+})
+
+// ---- signature -------------------------------------------------------------------------------
+
+const pad = document.getElementById('signature-pad') as HTMLCanvasElement | null
+const sigForm = document.getElementById('signature-form') as HTMLFormElement | null
+const sigInput = document.getElementById('f-signature') as HTMLInputElement | null
+let drawn = false
+if (pad && sigForm && sigInput) {
+  const ctx = pad.getContext('2d')!
+  ctx.fillStyle = '#fff'
+  ctx.fillRect(0, 0, pad.width, pad.height)
+  ctx.lineWidth = 4
+  ctx.lineCap = 'round'
+  ctx.lineJoin = 'round'
+  ctx.strokeStyle = '#111'
+  let drawing = false
+  const at = (e: PointerEvent) => {
+    const r = pad.getBoundingClientRect()
+    return [(e.clientX - r.left) * (pad.width / r.width), (e.clientY - r.top) * (pad.height / r.height)] as const
+  }
+  pad.addEventListener('pointerdown', (e) => {
+    drawing = true
+    pad.setPointerCapture(e.pointerId)
+    const [x, y] = at(e)
+    ctx.beginPath()
+    ctx.moveTo(x, y)
+    e.preventDefault()
+  })
+  pad.addEventListener('pointermove', (e) => {
+    if (!drawing) return
+    const [x, y] = at(e)
+    ctx.lineTo(x, y)
+    ctx.stroke()
+    drawn = true
+  })
+  const stop = () => { drawing = false }
+  pad.addEventListener('pointerup', stop)
+  pad.addEventListener('pointercancel', stop)
+  document.getElementById('signature-clear')?.addEventListener('click', () => {
+    ctx.fillRect(0, 0, pad.width, pad.height)
+    drawn = false
+  })
+  let sending = false
+  sigForm.addEventListener('submit', (e) => {
+    if (sending) return
+    e.preventDefault()
+    if (!drawn) {
+      const a = alertBox()
+      if (a) a.textContent = 'Nothing was saved: draw the signature first.'
+      return
+    }
+    pad.toBlob((blob) => {
+      if (!blob) return
+      const dt = new DataTransfer()
+      dt.items.add(new File([blob], 'signature.png', { type: 'image/png' }))
+      sigInput.files = dt.files
+      sending = true
+      sigForm.submit()
+    }, 'image/png')
+  })
+}
+
+// ---- position --------------------------------------------------------------------------------
+
+if (root && base && 'geolocation' in navigator) {
+  let lastSent = 0
+  navigator.geolocation.watchPosition((p) => {
+    if (!sharing || Date.now() - lastSent < SHARE_EVERY_MS) return
+    lastSent = Date.now()
+    const c = p.coords
+    void fetch(`${base}/position`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ lat: c.latitude, lng: c.longitude, accuracy: c.accuracy, heading: c.heading ?? -1, speed: c.speed ?? -1, timestamp: Math.round(p.timestamp) }),
+    }).catch(() => {})
+  }, () => {}, { enableHighAccuracy: true, maximumAge: SHARE_EVERY_MS })
+}
