@@ -1,6 +1,7 @@
 /**
- * `npm run screenshots`: pictures of the dispatch board and a job page, made from demo data by
- * the compiled binary in headless Chromium, into docs/screenshots/ (the README shows them).
+ * `npm run screenshots`: pictures of the dispatch board and a job page, and of that job's driver
+ * page and tracking page on a phone, made from demo data by the compiled binary in headless
+ * Chromium, into docs/screenshots/ (the README shows them).
  * Builds dist/towline first when it is missing. Everything runs on this machine's loopback, in
  * a throwaway folder; map tiles are not fetched (the map shows its markers and names).
  */
@@ -53,7 +54,15 @@ try {
   await page.goto(`${base}${href}`)
   await page.setViewportSize({ width: 1400, height: 1300 })
   await page.screenshot({ path: join(OUT, 'job.png') })
-  process.stdout.write(`screenshots: ${join('docs', 'screenshots', 'board.png')}, ${join('docs', 'screenshots', 'job.png')}\n`)
+  // The same job as its driver and its customer see them, on a phone: the links the job page shows.
+  const driverUrl = await page.locator('a[href*="/d/"]').first().getAttribute('href')
+  const trackingUrl = await page.locator('a[href*="/t/"]').first().getAttribute('href')
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, isMobile: true, hasTouch: true })
+  await phone.goto(driverUrl!)
+  await phone.screenshot({ path: join(OUT, 'driver.png') })
+  await phone.goto(trackingUrl!)
+  await phone.screenshot({ path: join(OUT, 'tracking.png') })
+  process.stdout.write(`screenshots: ${['board', 'job', 'driver', 'tracking'].map((n) => join('docs', 'screenshots', `${n}.png`)).join(', ')}\n`)
 } finally {
   await browser.close()
   server.kill()
