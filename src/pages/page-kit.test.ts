@@ -207,3 +207,19 @@ describe('built browser files', () => {
     }
   })
 })
+
+describe('the stylesheet', () => {
+  // A rule left open (a lost "}", as a bad merge leaves) silently swallows every rule after it:
+  // the build and the browser both accept it.
+  test('every block it opens is closed, outside comments and strings', async () => {
+    const css = (await Bun.file(new URL('../../web/styles.css', import.meta.url)).text()).replace(/\/\*[\s\S]*?\*\//g, '').replace(/'[^']*'|"[^"]*"/g, '')
+    let depth = 0
+    css.split('\n').forEach((line, i) => {
+      for (const ch of line) depth += ch === '{' ? 1 : ch === '}' ? -1 : 0
+      if (depth < 0) throw new Error(`web/styles.css line ${i + 1} closes a block that was not opened`)
+      // Only @media and @supports nest rules here: a selector's block never holds another.
+      if (depth > 2) throw new Error(`web/styles.css line ${i + 1} opens a block inside a rule: a "}" is missing above`)
+    })
+    expect(depth).toBe(0)
+  })
+})
