@@ -104,6 +104,21 @@ describe('rate limits', () => {
     expect((await api.request('GET', '/api/v1/me', { key })).status).toBe(200)
   })
 
+  test('HEAD is a read like GET: authenticated, counted against the read quota, answered with the same headers and no body', async () => {
+    api = startTestApi({ TOWLINE_RATE_LIMIT_READS: '2' })
+    const key = api.key(['jobs:read'])
+    const head = (k?: string) => api.raw(new Request('http://localhost/api/v1/me', { method: 'HEAD', headers: k ? { authorization: `Bearer ${k}` } : {} }))
+    const anonymous = await head()
+    expect({ status: anonymous.status, challenge: anonymous.headers.get('www-authenticate') }).toEqual({ status: 401, challenge: 'Bearer realm="towline"' })
+    const res = await head(key)
+    expect({ status: res.status, body: await res.text(), remaining: res.headers.get('x-ratelimit-remaining'), type: res.headers.get('content-type') })
+      .toEqual({ status: 200, body: '', remaining: '1', type: 'application/json;charset=utf-8' })
+    expect(res.headers.get('request-id')).toStartWith('req_')
+    expect(res.headers.get('x-frame-options')).toBe('DENY')
+    expect((await api.request('GET', '/api/v1/me', { key })).headers.get('x-ratelimit-remaining')).toBe('0')
+    expect((await head(key)).status).toBe(429)
+  })
+
   test('each key has its own quota', async () => {
     api = startTestApi({ TOWLINE_RATE_LIMIT_READS: '1' })
     const a = api.key(['jobs:read'])
