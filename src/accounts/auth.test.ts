@@ -4,6 +4,8 @@ import { createAccount } from './create-account'
 import { revokeKey } from './revoke-key'
 import { listSites } from './account.queries'
 import { hashApiKey } from './api-key'
+import { updateAccount } from './update-account'
+import { addSite } from './add-site'
 
 let api: TestApi
 afterEach(() => api?.close())
@@ -35,6 +37,16 @@ describe('GET /api/v1/me', () => {
     const other = createAccount(api.db, api.clock, { name: 'Other Towing' }).account.id
     const body = await (await api.request('GET', '/api/v1/me', { key: api.key(['jobs:read'], { accountId: other }) })).json()
     expect(body.account).toEqual({ id: other, name: 'Other Towing' })
+  })
+
+  test('a change to the account or its sites made in this process shows from the next request', async () => {
+    api = startTestApi()
+    const key = api.key(['jobs:read'])
+    expect((await (await api.request('GET', '/api/v1/me', { key })).json()).account.name).toBe('My towing company')
+    updateAccount(api.db, api.clock, api.accountId, { name: 'Ann Lee Towing' })
+    addSite(api.db, api.clock, { accountId: api.accountId, name: 'North yard' })
+    const body = await (await api.request('GET', '/api/v1/me', { key })).json()
+    expect({ name: body.account.name, sites: body.sites.map((s: any) => s.name) }).toEqual({ name: 'Ann Lee Towing', sites: ['Main yard', 'North yard'] })
   })
 
   test('keys are stored as a SHA-256 hash and a short prefix, never in clear', async () => {

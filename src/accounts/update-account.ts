@@ -3,6 +3,7 @@ import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
 import { findAccountById, type AccountRow } from './account.queries'
+import { keysChanged } from './authenticate'
 
 /** A change to an account that cannot be made as asked (bad phone, unknown country...). */
 export class AccountInputError extends InputError {}
@@ -37,5 +38,7 @@ export function updateAccount(db: Db, _clock: Clock, id: string, input: { name?:
   const from = phone(input.smsFrom, 'sending number')
   if (from !== undefined) next.smsFrom = from
   db.$client.query('UPDATE accounts SET name = ?, default_country = ?, phone = ?, sms_from = ? WHERE id = ?').run(next.name, next.defaultCountry, next.phone, next.smsFrom, id)
+  // Resolved keys carry the account's name and phone: this process's must be resolved again.
+  keysChanged()
   return next
 }
