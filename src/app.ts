@@ -89,7 +89,7 @@ export function createApp(appDeps: AppDeps) {
       maxBodyBytes: deps.config.maxBodyBytes,
       publicUrl: deps.config.publicUrl,
       beforeBody: (request, route) => {
-        const info = routeInfo(request.method, route)
+        const info = routeInfo(request.method === 'HEAD' ? 'GET' : request.method, route)
         if (info?.scope) authorize(request, route, info.scope)
         if (info?.session) requireSession(request, info.session)
       },
@@ -118,6 +118,7 @@ export function createApp(appDeps: AppDeps) {
     .use(driverRoutes(session, deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)
+  compileReadsSynchronously(app.routes)
   return app as Elysia
 }
 
@@ -138,6 +139,44 @@ function skipElysiaValidation(routes: { hooks?: Record<string, any> }[]): void {
       else for (const schema of Object.values(response)) if (schema && typeof schema === 'object') (schema as Record<string, unknown>).noValidate = true
     }
   }
+}
+
+/**
+ * Compiles GET (and so HEAD) routes without promises where Elysia would add them needlessly.
+ * Elysia never reads a body for these, but a route carrying any parse hook (httpPlugin's) is
+ * compiled as async; and Elysia reads a handler's source to guess whether it may return a
+ * promise, counting any `=> call(` as "may", so `({ ctx, params }) => getJob(ctx, params.id)`
+ * was compiled as async too. Every request to such a route made promises nobody needed, and
+ * the fetch handler could not answer at once (GET /me: about a tenth of its CPU). So the parse
+ * hook is taken off, and a handler that is not declared async (nor a generator) shows Elysia its
+ * parameter list alone: all Elysia infers context fields from when they are destructured.
+ * A handler that still returns a promise is awaited all the same (Elysia's mapResponse); if that
+ * promise rejects, the fetch handler renders the error as the error hook would (http.ts).
+ */
+function compileReadsSynchronously(routes: { method: string; handler?: unknown; hooks?: Record<string, any> }[]): void {
+  for (const r of routes) {
+    if (r.method !== 'GET') continue
+    if (r.hooks?.parse) r.hooks.parse = []
+    const handler = r.handler
+    if (typeof handler !== 'function' || handler.constructor.name !== 'Function') continue
+    const parameters = destructuredParameters(Function.prototype.toString.call(handler))
+    if (parameters !== null) Object.defineProperty(handler, 'toString', { value: () => `${parameters} => undefined`, configurable: true })
+  }
+}
+
+/** The `({ a, b })` or `()` an arrow function's source begins with, or null when it begins otherwise (an alias Elysia must read the body for). */
+function destructuredParameters(source: string): string | null {
+  if (source.startsWith('()')) return /^\(\)\s*=>/.test(source) ? '()' : null
+  if (!source.startsWith('({')) return null
+  let depth = 0
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]
+    if (c === '(' || c === '{' || c === '[') depth++
+    else if (c === ')' || c === '}' || c === ']') {
+      if (--depth === 0) return /^\s*=>/.test(source.slice(i + 1)) ? source.slice(0, i + 1) : null
+    } else if (c === '"' || c === "'" || c === '`' || c === '/') return null // a default value or a comment: not a plain list
+  }
+  return null
 }
 
 /**

@@ -77,7 +77,7 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
   const bus = new JobEventBus(db, logger)
   const { app, fetch: handle } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend }, pages: opts.pages })
   let check: Promise<ResponseCheck> | undefined
-  const fetch: typeof handle = async (request, server) => {
+  const fetch = async (request: Request, server?: Parameters<typeof handle>[1]): Promise<Response> => {
     // Read before handling: the handler may consume the request.
     const { method, url } = request
     const response = await handle(request, server)

@@ -48,5 +48,11 @@ export function pageFixtures(calls: Calls = {}) {
     .get('/fixture/limited', () => {
       throw new AppError('rate_limited', 'Too many attempts for <b>ann@example.com</b>; retry in 900 seconds.', { retry_after_seconds: 900 }, { 'retry-after': '900' })
     })
+    // Not declared async, yet answering with a promise (as a handler calling an async helper does).
+    .get('/fixture/later', () => Promise.resolve().then(() => { ran('later'); return html('a page, later') }))
+    .get('/fixture/later-limited', () => Promise.resolve().then(() => {
+      throw new AppError('rate_limited', 'Too many attempts; retry in 60 seconds.', { retry_after_seconds: 60 }, { 'retry-after': '60' })
+    }))
+    .get('/fixture/later-boom.json', () => Promise.reject(new Error('boom later')), { answers: 'json' })
     .get('/fixture/bad-response', () => ({ a: 1 }) as unknown as { a: string }, { answers: 'json', response: { 200: t.Object({ a: t.String() }) } })
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../platform/clock'
 import { newId } from '../platform/ids'
 import { sites } from './account.table'
 import { findAccountById, listSites, type SiteRow } from './account.queries'
+import { keysChanged } from './authenticate'
 
 /** A site that cannot be added as asked. */
 export class SiteInputError extends InputError {}
@@ -17,6 +18,8 @@ export function addSite(db: Db, clock: Clock, input: { accountId: string; name: 
   const now = clock.now()
   const row: SiteRow = { id: newId('site', now), accountId: input.accountId, name, createdAt: now }
   db.insert(sites).values(row).run()
+  // Resolved keys carry the sites they see: this process's must be resolved again.
+  keysChanged()
   return row
 }
 

@@ -53,11 +53,11 @@ export function authPlugin(authorize: Authorizer, contexts: ContextFactory) {
   return new Elysia({ name: 'towline.auth' }).macro({
     scope: (scope: Scope) => ({
       detail: { 'x-required-scope': scope } as Record<string, unknown>,
-      // transform runs before validation; routes with a body were already authorized before parsing.
-      transform({ request, route }) { authorize(request, route, scope) },
-      resolve({ request }): { principal: Principal; ctx: OperationContext } {
+      // No transform of its own: httpPlugin authorizes every route that names a scope (its
+      // x-required-scope) before the body is read or an input checked, so auth errors come first.
+      resolve({ request, route }): { principal: Principal; ctx: OperationContext } {
         const info = requestInfo(request)
-        const principal = info.principal as Principal
+        const principal = (info.principal as Principal | undefined) ?? authorize(request, route, scope)
         return { principal, ctx: contexts.forKey(principal, info.requestId) }
       },
     }),

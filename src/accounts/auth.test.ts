@@ -4,6 +4,8 @@ import { createAccount } from './create-account'
 import { revokeKey } from './revoke-key'
 import { listSites } from './account.queries'
 import { hashApiKey } from './api-key'
+import { updateAccount } from './update-account'
+import { addSite } from './add-site'
 
 let api: TestApi
 afterEach(() => api?.close())
@@ -35,6 +37,16 @@ describe('GET /api/v1/me', () => {
     const other = createAccount(api.db, api.clock, { name: 'Other Towing' }).account.id
     const body = await (await api.request('GET', '/api/v1/me', { key: api.key(['jobs:read'], { accountId: other }) })).json()
     expect(body.account).toEqual({ id: other, name: 'Other Towing' })
+  })
+
+  test('a change to the account or its sites made in this process shows from the next request', async () => {
+    api = startTestApi()
+    const key = api.key(['jobs:read'])
+    expect((await (await api.request('GET', '/api/v1/me', { key })).json()).account.name).toBe('My towing company')
+    updateAccount(api.contexts.forOperator(api.accountId), { name: 'Ann Lee Towing' })
+    addSite(api.db, api.clock, { accountId: api.accountId, name: 'North yard' })
+    const body = await (await api.request('GET', '/api/v1/me', { key })).json()
+    expect({ name: body.account.name, sites: body.sites.map((s: any) => s.name) }).toEqual({ name: 'Ann Lee Towing', sites: ['Main yard', 'North yard'] })
   })
 
   test('keys are stored as a SHA-256 hash and a short prefix, never in clear', async () => {
@@ -102,6 +114,21 @@ describe('rate limits', () => {
     expect(err.details.retry_after_seconds).toBe(20)
     api.clock.advance(20_000)
     expect((await api.request('GET', '/api/v1/me', { key })).status).toBe(200)
+  })
+
+  test('HEAD is a read like GET: authenticated, counted against the read quota, answered with the same headers and no body', async () => {
+    api = startTestApi({ TOWLINE_RATE_LIMIT_READS: '2' })
+    const key = api.key(['jobs:read'])
+    const head = (k?: string) => api.raw(new Request('http://localhost/api/v1/me', { method: 'HEAD', headers: k ? { authorization: `Bearer ${k}` } : {} }))
+    const anonymous = await head()
+    expect({ status: anonymous.status, challenge: anonymous.headers.get('www-authenticate') }).toEqual({ status: 401, challenge: 'Bearer realm="towline"' })
+    const res = await head(key)
+    expect({ status: res.status, body: await res.text(), remaining: res.headers.get('x-ratelimit-remaining'), type: res.headers.get('content-type') })
+      .toEqual({ status: 200, body: '', remaining: '1', type: 'application/json;charset=utf-8' })
+    expect(res.headers.get('request-id')).toStartWith('req_')
+    expect(res.headers.get('x-frame-options')).toBe('DENY')
+    expect((await api.request('GET', '/api/v1/me', { key })).headers.get('x-ratelimit-remaining')).toBe('0')
+    expect((await head(key)).status).toBe(429)
   })
 
   test('each key has its own quota', async () => {

@@ -30,9 +30,9 @@ function unauthorized(message: string, invalidToken: boolean): AppError {
 
 type KeyLookupRow = { id: string; name: string; account_id: string; account_name: string; account_phone: string | null; default_country: string; scopes: string; site_ids: string | null; last_used_at: number | null }
 
-/** Bumped by every in-process change to keys, so cached principals are dropped at once. */
+/** Bumped by every in-process change to keys, accounts or sites, so cached principals are dropped at once. */
 let keysGeneration = 0
-/** Tells authenticators in this process that keys changed (revocation, new scopes...). */
+/** Tells authenticators in this process that keys, or the accounts and sites they resolve to, changed (revocation, a renamed account, a new site...). */
 export function keysChanged(): void {
   keysGeneration++
 }

@@ -35,15 +35,22 @@ export function createContextFactory(deps: ContextDeps) {
     if (!a) throw new AppError('not_found', `No account with id ${accountId} was found.`, { id: accountId })
     return { id: a.id, name: a.name, phone: a.phone, defaultCountry: a.defaultCountry }
   }
+  // A key's actor, account and scope, made once per resolved principal (the authenticator makes a
+  // new principal whenever keys or the database change) and shared by its requests, read-only.
+  const ofKey = new WeakMap<Principal, { actor: Actor; account: AccountInfo; scope: OperationScope }>()
   return {
     /** An API key's request: actor `system`, the key's scopes and sites. */
     forKey(p: Principal, requestId?: string): OperationContext {
-      return make(
-        { kind: 'system', via: 'key', keyId: p.keyId, scopes: p.scopes },
-        { id: p.accountId, name: p.accountName, phone: p.accountPhone, defaultCountry: p.defaultCountry },
-        { accountId: p.accountId, siteIds: p.siteIds },
-        requestId,
-      )
+      let parts = ofKey.get(p)
+      if (!parts) {
+        parts = {
+          actor: { kind: 'system', via: 'key', keyId: p.keyId, scopes: p.scopes },
+          account: { id: p.accountId, name: p.accountName, phone: p.accountPhone, defaultCountry: p.defaultCountry },
+          scope: { accountId: p.accountId, siteIds: p.siteIds },
+        }
+        ofKey.set(p, parts)
+      }
+      return make(parts.actor, parts.account, parts.scope, requestId)
     },
     /** A dashboard user's request: actor `dispatcher` (owner or dispatcher role), their account and sites. */
     forDispatcher(user: { userId: string; role: 'owner' | 'dispatcher'; accountId: string; siteIds?: string[] | null }, requestId?: string): OperationContext {

@@ -260,6 +260,18 @@ describe('error pages outside /api/', () => {
     await expectError(await send('GET', '/fixture/boom.json'), 500, 'internal_error')
   })
 
+  test('a handler that answers with a promise (without being declared async) is awaited; its refusal or crash is rendered as if thrown', async () => {
+    const later = await send('GET', '/fixture/later')
+    expect({ status: later.status, text: await later.text() }).toMatchObject({ status: 200, text: expect.stringContaining('a page, later') })
+    const limited = await send('GET', '/fixture/later-limited')
+    expect(limited.headers.get('retry-after')).toBe('60')
+    expect(await expectPage(limited, 429)).toContain('Too many attempts; retry in 60 seconds.')
+    const crash = await send('GET', '/fixture/later-boom.json')
+    expect(crash.headers.get('request-id')).toMatch(/^req_/)
+    expect(crash.headers.get('x-content-type-options')).toBe('nosniff')
+    await expectError(crash, 500, 'internal_error')
+  })
+
   test('routes that answer programs keep their answers: /healthz JSON, /osmand and Twilio callbacks plain text', async () => {
     const health = await send('GET', '/healthz')
     expect({ status: health.status, json: (await health.json() as any).status }).toEqual({ status: 200, json: 'ok' })
@@ -408,6 +420,16 @@ describe('the request id in error logs', () => {
     expect(res.status).toBe(200)
     const warned = logLines.map((l) => JSON.parse(l)).filter((l) => l.level === 40 && l.message_sid === params.MessageSid)
     expect(warned.map((l) => l.request_id)).toEqual([res.headers.get('request-id')])
+  })
+})
+
+describe('answering at once', () => {
+  test('API reads are answered without a promise (createApp compiles GET routes synchronously); a page that waits still gets its promise', async () => {
+    const get = (path: string) => api.app.fetch(new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${key}` } }))
+    for (const path of ['/api/v1/me', '/api/v1/jobs', '/api/v1/units', '/healthz']) expect({ path, answer: get(path) }).toEqual({ path, answer: expect.any(Response) })
+    const later = get('/fixture/later')
+    expect(later).toBeInstanceOf(Promise)
+    expect((await later).status).toBe(200)
   })
 })
 

@@ -155,15 +155,20 @@ export function httpPlugin(deps: {
   const publicOrigin = publicOriginOf(deps.publicUrl)
   const apiHeaders = dataResponseHeaders({ publicUrl: deps.publicUrl })
   const methodOf = (request: Request) => (request.method === 'HEAD' ? 'GET' : request.method)
-  // Settled once per route and method: the hot path allocates nothing for it.
-  const settled = new Map<string, Map<string, RouteProps>>()
-  const propsOf = (method: string, route: string): RouteProps => {
+  // What the request path needs of a route (its properties and input checks), settled once per
+  // route and method: the hot path allocates nothing for it.
+  const settled = new Map<string, Map<string, { props: RouteProps; checkers: RouteCheckers | undefined }>>()
+  const settle = (method: string, route: string) => {
     let methods = settled.get(route)
     if (!methods) settled.set(route, methods = new Map())
-    let props = methods.get(method)
-    if (!props) methods.set(method, props = resolveRouteProps(method, route, deps.declaredOf?.(method, route), deps.maxBodyBytes))
-    return props
+    let entry = methods.get(method)
+    if (!entry) {
+      entry = { props: resolveRouteProps(method, route, deps.declaredOf?.(method, route), deps.maxBodyBytes), checkers: deps.checkersOf?.(method, route) }
+      methods.set(method, entry)
+    }
+    return entry
   }
+  const propsOf = (method: string, route: string): RouteProps => settle(method, route).props
   /** Settles the route's properties, then the checks that come before its body: same origin, then the API key. Once per request. */
   const beforeBody = (request: Request, route: string): RouteProps => {
     const info = requestInfo(request)
@@ -193,19 +198,24 @@ export function httpPlugin(deps: {
     .onTransform({ as: 'global' }, (ctx) => {
       const { request, route } = ctx
       beforeBody(request, route)
-      const checkers = deps.checkersOf?.(methodOf(request), route)
-      if (!checkers) return
-      // A path parameter that does not even decode names nothing that exists.
-      if (checkers.params?.(ctx.params)) {
-        const { pathname } = new URL(request.url)
-        throw new AppError('not_found', `Nothing exists at ${request.method} ${pathname}.`, { method: request.method, path: pathname })
+      const checkers = settle(methodOf(request), route).checkers
+      if (checkers) {
+        // A path parameter that does not even decode names nothing that exists.
+        if (checkers.params?.(ctx.params)) {
+          const { pathname } = new URL(request.url)
+          throw new AppError('not_found', `Nothing exists at ${request.method} ${pathname}.`, { method: request.method, path: pathname })
+        }
+        // Headers are read from the request, not ctx.headers: naming those would make Elysia copy
+        // every request's headers into an object, checked or not.
+        if (checkers.headers || checkers.query || checkers.body) {
+          const problems = [
+            ...(checkers.headers?.((request.headers as unknown as { toJSON(): Record<string, string> }).toJSON()) ?? []),
+            ...(checkers.query?.(ctx.query) ?? []),
+            ...(checkers.body ? checkers.body(ctx.body) ?? [] : []),
+          ]
+          if (problems.length) throw validationFailed(problems.slice(0, 10))
+        }
       }
-      const problems = [
-        ...(checkers.headers?.(ctx.headers) ?? []),
-        ...(checkers.query?.(ctx.query) ?? []),
-        ...(checkers.body ? checkers.body(ctx.body) ?? [] : []),
-      ]
-      if (problems.length) throw validationFailed(problems.slice(0, 10))
       // An authenticated API route answers a JSON object: its Response is built with every header
       // at once (Request-Id, the rate-limit quota, the security headers); the fetch handler then
       // has nothing to add.
@@ -260,7 +270,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 // Request ids: a random per-process prefix and a counter; unique, cheap, and in order per process.
 const REQUEST_PREFIX = `req_${randomBase62(10)}`
 let requestCounter = 0
-const nextRequestId = () => `${REQUEST_PREFIX}${(++requestCounter).toString(36).padStart(6, '0')}`
+const ZEROS = ['', '0', '00', '000', '0000', '00000']
+/** The next request id: the prefix and the counter in base 36, at least six digits. */
+const nextRequestId = () => {
+  const digits = (++requestCounter).toString(36)
+  return digits.length >= 6 ? REQUEST_PREFIX + digits : REQUEST_PREFIX + ZEROS[6 - digits.length] + digits
+}
 
 /** What Bun.serve passes beside the request: where it came from. */
 export interface PeerSource { requestIP(request: Request): { address: string } | null }
@@ -269,36 +284,32 @@ export interface PeerSource { requestIP(request: Request): { address: string } |
  * Wraps the Elysia app as Bun.serve's fetch handler: a Request-Id on every response, the
  * security headers (security-headers.ts), the client's address for the routes that need it,
  * and one access-log line per request. Bodies are capped by the routes that read them;
- * Bun.serve's maxRequestBodySize is only a backstop.
+ * Bun.serve's maxRequestBodySize is only a backstop. A route that answers synchronously (the
+ * API's GET routes: see createApp) is answered synchronously here too: no promise is made for
+ * it, which Bun.serve then has no need to wait on.
  */
 export function createFetchHandler(
-  app: { handle: (req: Request) => Promise<Response> | Response },
+  app: { fetch: (req: Request) => Promise<Response> | Response },
   deps: { logger: Logger; isDraining?: () => boolean; publicUrl?: string; tileUrl?: string | null },
 ) {
   const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl, tileUrl: deps.tileUrl })
   const accessLog = createAccessLog(deps.logger)
-  return async function fetch(original: Request, server?: PeerSource): Promise<Response> {
-    const started = performance.now()
-    // Elysia finds the path by searching for "/" from index 11 of the URL, so a short Host
-    // (a proxy's upstream named "api", say) would route /api/v1/me as /v1/me. Rebuild those.
-    const url = original.url
-    const request = url.indexOf('/', url.indexOf('//') + 2) < 11
-      ? new Request('http://localhost' + url.slice(url.indexOf('/', url.indexOf('//') + 2)), original)
-      : original
-    const incoming = request.headers.get('request-id') ?? request.headers.get('x-request-id')
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
+  /**
+   * The answer to an error that did not reach httpPlugin's error hook: the app itself threw, or a
+   * route compiled as synchronous (createApp) answered with a promise that rejected. An AppError
+   * is answered as the error hook answers it; anything else is a logged 500.
+   */
+  const threw = (request: Request, err: unknown): Response => {
     const info = requestInfo(request)
-    // Known before the app runs, so error pages and error log lines can name it.
-    info.requestId = requestId
-    if (server) info.peer = () => server.requestIP(original)?.address
-    let response: Response
-    try {
-      response = await app.handle(request)
-    } catch (err) {
-      deps.logger.error({ err, request_id: requestId }, 'handler threw outside Elysia')
-      const internal = new AppError('internal_error', 'Something went wrong on our side. The request id identifies it in the logs.')
-      response = renderFor(info.props?.answers ?? answersByPath(new URL(request.url).pathname), internal, request)
-    }
+    const answers = info.props?.answers ?? answersByPath(new URL(request.url).pathname)
+    if (err instanceof AppError) return renderFor(answers, err, request)
+    deps.logger.error({ err, request_id: info.requestId, method: request.method, route: info.route ?? new URL(request.url).pathname }, 'handler threw outside Elysia')
+    return renderFor(answers, new AppError('internal_error', INTERNAL_MESSAGE), request)
+  }
+  /** Adds what every response carries and writes the access-log line. */
+  const finish = (request: Request, response: Response, started: number): Response => {
+    const info = requestInfo(request)
+    const requestId = info.requestId!
     // Authenticated API responses were built with their headers (httpPlugin's transform step).
     if (!response.headers.has('request-id')) {
       response.headers.set('Request-Id', requestId)
@@ -306,7 +317,7 @@ export function createFetchHandler(
       addSecurityHeaders(response.headers)
     }
     if (deps.isDraining?.()) response.headers.set('Connection', 'close')
-    accessLog({
+    if (accessLog.enabled()) accessLog({
       request_id: requestId,
       method: request.method,
       route: info.route ?? new URL(request.url).pathname,
@@ -318,6 +329,28 @@ export function createFetchHandler(
       body_problem: info.bodyProblem,
     })
     return response
+  }
+  return function fetch(original: Request, server?: PeerSource): Response | Promise<Response> {
+    const started = performance.now()
+    // Elysia finds the path by searching for "/" from index 11 of the URL, so a short Host
+    // (a proxy's upstream named "api", say) would route /api/v1/me as /v1/me. Rebuild those.
+    const url = original.url
+    const request = url.indexOf('/', url.indexOf('//') + 2) < 11
+      ? new Request('http://localhost' + url.slice(url.indexOf('/', url.indexOf('//') + 2)), original)
+      : original
+    const incoming = request.headers.get('request-id') ?? request.headers.get('x-request-id')
+    const info = requestInfo(request)
+    // Known before the app runs, so error pages and error log lines can name it.
+    info.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
+    if (server) info.peer = () => server.requestIP(original)?.address
+    let answer: Response | Promise<Response>
+    try {
+      answer = app.fetch(request)
+    } catch (err) {
+      answer = threw(request, err)
+    }
+    if (answer instanceof Response) return finish(request, answer, started)
+    return Promise.resolve(answer).then((response) => finish(request, response, started), (err) => finish(request, threw(request, err), started))
   }
 }
 

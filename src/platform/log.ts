@@ -43,12 +43,13 @@ export interface AccessLine {
  * cost more than the rest of a key lookup and a JSON response together. Nothing is written
  * below level info.
  */
-export function createAccessLog(logger: Logger): (line: AccessLine) => void {
+export function createAccessLog(logger: Logger): ((line: AccessLine) => void) & { enabled(): boolean } {
   const stream = (logger as unknown as Record<symbol, { write(s: string): unknown }>)[pino.symbols.streamSym]
   const enabled = () => logger.isLevelEnabled('info') && stream !== undefined
   let lastMs = -1
   let lastIso = ''
-  return (l) => {
+  // `enabled` is offered to callers too, so that a line that will not be written is not even put together.
+  return Object.assign((l: AccessLine) => {
     if (!enabled()) return
     const ms = Date.now()
     if (ms !== lastMs) { lastMs = ms; lastIso = new Date(ms).toISOString() }
@@ -57,5 +58,5 @@ export function createAccessLog(logger: Logger): (line: AccessLine) => void {
     if (l.user_id !== undefined) out += `,"user_id":${str(l.user_id)}`
     if (l.body_problem !== undefined) out += `,"body_problem":${str(l.body_problem)}`
     stream!.write(out + ',"msg":"request"}\n')
-  }
+  }, { enabled })
 }

@@ -22,7 +22,9 @@ const MAX_TRACKED = 10_000
  * every 60/limit seconds. State is in memory: the service is one process.
  */
 export class RateLimiter<K extends string = LimitKind> {
-  private buckets = new Map<string, { tokens: number; at: number; limit: number }>()
+  /** Buckets by kind, then id: looking one up builds no key string. */
+  private buckets = new Map<K, Map<string, { tokens: number; at: number; limit: number }>>()
+  private size = 0
   private prunedAt = -Infinity
   constructor(private clock: Clock, private limits: Record<K, number>) {}
 
@@ -40,12 +42,13 @@ export class RateLimiter<K extends string = LimitKind> {
     const limit = this.limits[kind]
     const perMs = limit / 60_000
     const now = this.clock.now()
-    const key = `${kind}:${id}`
-    let b = this.buckets.get(key)
+    let ofKind = this.buckets.get(kind)
+    if (!ofKind) this.buckets.set(kind, ofKind = new Map())
+    let b = ofKind.get(id)
     if (!b) {
-      if (this.buckets.size >= MAX_TRACKED) this.prune(now)
+      if (this.size >= MAX_TRACKED) this.prune(now)
       b = { tokens: limit, at: now, limit }
-      if (take) this.buckets.set(key, b)
+      if (take) { ofKind.set(id, b); this.size++ }
     }
     b.tokens = Math.min(limit, b.tokens + Math.max(0, now - b.at) * perMs)
     b.at = now
@@ -64,8 +67,10 @@ export class RateLimiter<K extends string = LimitKind> {
   private prune(now: number) {
     if (now - this.prunedAt < 1000) return
     this.prunedAt = now
-    for (const [key, b] of this.buckets) {
-      if (b.tokens + Math.max(0, now - b.at) * (b.limit / 60_000) >= b.limit) this.buckets.delete(key)
+    for (const ofKind of this.buckets.values()) {
+      for (const [id, b] of ofKind) {
+        if (b.tokens + Math.max(0, now - b.at) * (b.limit / 60_000) >= b.limit) { ofKind.delete(id); this.size-- }
+      }
     }
   }
 
