@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { resumeFrom, sseResponse } from '../pages/sse'
 import type { RouteDeps } from '../app'
 import { mapView } from '../pages/map'
 import { escapeHtml } from '../platform/error-page'
@@ -9,20 +10,6 @@ import { sessionIsLive, type SessionUser } from '../users/sessions'
 import { BoardHub } from './board-hub'
 import { boardColumns } from './board.page'
 import { dashboardPage } from './shell'
-
-const encoder = new TextEncoder()
-
-/**
- * Where a board resumes from: the Last-Event-ID header its EventSource sends on reconnect, else
- * `?last_event_id=` (the pages' live wrapper reopening a stream, web/shared/live.ts), else
- * `?after=` (the position the page was rendered at).
- */
-function resumeFrom(request: Request, query: Record<string, unknown>): number | null {
-  const fromQuery = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : null)
-  const raw = request.headers.get('last-event-id') ?? fromQuery('last_event_id') ?? fromQuery('after')
-  if (raw === null || !/^\d{1,15}$/.test(raw.trim())) return null
-  return Number(raw.trim())
-}
 
 /** `/board` (the dispatch board), its live stream and its state. */
 export function boardRoutes(session: SessionPlugin, deps: RouteDeps) {
@@ -64,30 +51,6 @@ ${mapView({ label: 'Units on the map', tileUrl: deps.config.tileUrl, places: ros
 
 /** The board's Server-Sent Events stream: `hello`, then what was missed, then every change, with heartbeats; `signed_out` and the end when the session ends. */
 function boardStream(hub: BoardHub, request: Request, user: SessionUser, after: number | null, isLive: () => boolean): Response {
-  let disconnect = () => {}
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let open = true
-      const end = () => {
-        if (!open) return
-        open = false
-        disconnect()
-        try { controller.close() } catch {}
-      }
-      // `retry` tells the browser to reconnect after 2 s; the hello names where the stream starts.
-      controller.enqueue(encoder.encode(`retry: 2000\nevent: hello\ndata: ${JSON.stringify({ position: hub.position, resumed_from: after })}\n\n`))
-      disconnect = hub.connect({
-        accountId: user.accountId,
-        siteIds: null,
-        send: (bytes) => { if (open) { try { controller.enqueue(bytes) } catch { end() } } },
-        close: end,
-        isLive,
-      }, after)
-      request.signal.addEventListener('abort', end, { once: true })
-    },
-    cancel() { disconnect() },
-  })
-  return new Response(stream, {
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
-  })
+  return sseResponse(request, { position: hub.position, resumed_from: after }, (sink) =>
+    hub.connect({ accountId: user.accountId, siteIds: null, send: sink.send, close: sink.close, isLive }, after))
 }

@@ -22,7 +22,8 @@ import { parsePositionReport, PositionError, recordUnitPosition } from '../units
 import type { SessionPlugin } from '../users/session.plugin'
 import { readDriverPage, SHARING_STATUSES } from './driver.data'
 import { DRIVER_DONE, driverActions, driverPage, statusLabel, type DriverPageState } from './driver.page'
-import { driverStream, resumeFrom } from './driver-stream'
+import { driverStream } from './driver-stream'
+import { resumeFrom } from '../pages/sse'
 import { DRIVER_SERVICE_WORKER } from './service-worker'
 
 const text = (f: FormFields, name: string) => (typeof f[name] === 'string' ? (f[name] as string).trim() : '')

@@ -7,6 +7,7 @@ import { recordCustomerLocation } from '../jobs/record-customer-location'
 import type { JobRow } from '../jobs/job.view'
 import { refusedForm, type FormState } from '../pages/form'
 import { htmlResponse } from '../pages/html'
+import { resumeFrom, sseResponse } from '../pages/sse'
 import { AppError, validationFailed } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
 import { BODY_CAPS, routeProps } from '../platform/route-props'
@@ -30,13 +31,6 @@ const text = (f: FormFields, name: string) => (typeof f[name] === 'string' ? (f[
 const numberOf = (raw: string) => (raw.trim() === '' ? NaN : Number(raw.trim()))
 
 /** Where a stream resumes from: Last-Event-ID, else `?last_event_id=` (web/shared/live.ts), else `?after=` (the page's own position). */
-function resumeFrom(request: Request, query: Record<string, unknown>): number | null {
-  const q = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : null)
-  const raw = request.headers.get('last-event-id') ?? q('last_event_id') ?? q('after')
-  if (raw === null || !/^\d{1,15}$/.test(raw.trim())) return null
-  return Number(raw.trim())
-}
-
 /**
  * `/t/{token}`: the customer's tracking page, its state as JSON, its live stream, its forms
  * (location, message, rating) and its Pay link. The token is the capability: no session. A
@@ -131,25 +125,5 @@ function goneMessage(sentence: string): Uint8Array {
 
 /** A tracking page's Server-Sent Events stream: `hello`, the state when it changed since `after`, then each new state; `gone` and the end when the link dies. */
 function trackingStream(hub: TrackingHub, link: { token: string; jobId: string }, request: Request, after: number | null): Response {
-  let disconnect = () => {}
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let open = true
-      const end = () => {
-        if (!open) return
-        open = false
-        disconnect()
-        try { controller.close() } catch {}
-      }
-      controller.enqueue(encoder.encode(`retry: 2000\nevent: hello\ndata: ${JSON.stringify({ position: hub.position, resumed_from: after })}\n\n`))
-      disconnect = hub.connect({
-        ...link,
-        send: (bytes) => { if (open) { try { controller.enqueue(bytes) } catch { end() } } },
-        close: end,
-      }, after)
-      request.signal.addEventListener('abort', end, { once: true })
-    },
-    cancel() { disconnect() },
-  })
-  return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' } })
+  return sseResponse(request, { position: hub.position, resumed_from: after }, (sink) => hub.connect({ ...link, send: sink.send, close: sink.close }, after))
 }
