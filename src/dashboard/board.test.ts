@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { startTestApi, type TestApi } from '../../test/kit'
+import { readSse } from '../../test/sse-reader'
 import { createUser } from '../users/create-user'
 
 let api: TestApi
@@ -21,36 +22,6 @@ async function createJob(name: string, k = key, extra: Record<string, unknown> =
   return (await res.json()) as { id: string; status: string }
 }
 
-/** Reads an SSE response's messages as they come. */
-function reader(res: Response) {
-  const r = res.body!.getReader()
-  let buf = ''
-  const messages: { id?: string; event?: string; data?: any }[] = []
-  return {
-    messages,
-    async until(pred: (m: typeof messages) => boolean, ms = 3000) {
-      const end = Date.now() + ms
-      while (!pred(messages)) {
-        if (Date.now() > end) throw new Error(`stream: condition not met; got ${JSON.stringify(messages.map((m) => [m.event, m.data?.event?.type]))}`)
-        const chunk = await Promise.race([r.read(), Bun.sleep(end - Date.now()).then(() => null)])
-        if (!chunk || chunk.done) continue
-        buf += new TextDecoder().decode(chunk.value)
-        let i
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i); buf = buf.slice(i + 2)
-          const m: (typeof messages)[number] = {}
-          for (const line of block.split('\n')) {
-            if (line.startsWith('id: ')) m.id = line.slice(4)
-            else if (line.startsWith('event: ')) m.event = line.slice(7)
-            else if (line.startsWith('data: ')) m.data = JSON.parse(line.slice(6))
-          }
-          if (m.event) messages.push(m)
-        }
-      }
-    },
-    cancel: () => r.cancel(),
-  }
-}
 
 describe('the dispatch board', () => {
   test('shows a job made through the API in the column of its status, with what a dispatcher scans for', async () => {
@@ -94,7 +65,7 @@ describe('the dispatch board', () => {
     const cookie = await signedIn()
     const res = await page('/board/events', cookie)
     expect(res.headers.get('content-type')).toContain('text/event-stream')
-    const s = reader(res)
+    const s = readSse(res)
     await s.until((m) => m.some((x) => x.event === 'hello'))
     const other = api.account('Other Towing')
     await createJob('Not yours', api.key('all', { accountId: other }))
@@ -110,7 +81,7 @@ describe('the dispatch board', () => {
 
   test('a board that reconnects with Last-Event-ID gets what it missed, in order, once', async () => {
     const cookie = await signedIn()
-    const first = reader(await page('/board/events', cookie))
+    const first = readSse(await page('/board/events', cookie))
     const a = await createJob('Before the drop')
     await first.until((m) => m.some((x) => x.data?.job?.id === a.id))
     const last = first.messages.at(-1)!.id!
@@ -119,7 +90,7 @@ describe('the dispatch board', () => {
     const b = await createJob('While away')
     await api.request('PATCH', `/api/v1/jobs/${a.id}`, { key, body: { status: 'pending' } }).catch(() => {})
     await api.request('POST', `/api/v1/jobs/${a.id}/notes`, { key, body: { text: 'called back' } })
-    const again = reader(await page('/board/events', cookie, { 'last-event-id': last }))
+    const again = readSse(await page('/board/events', cookie, { 'last-event-id': last }))
     await again.until((m) => m.some((x) => x.data?.event?.type === 'job.note_added'))
     const replayed = again.messages.filter((m) => m.event === 'job')
     const positions = replayed.map((m) => Number(m.id))
@@ -134,7 +105,7 @@ describe('the dispatch board', () => {
 
   test('a board away longer than the memory holds is caught up from the database', async () => {
     const cookie = await signedIn()
-    const s = reader(await page('/board/events?after=0', cookie))
+    const s = readSse(await page('/board/events?after=0', cookie))
     const job = await createJob('Old one')
     await s.until((m) => m.some((x) => x.data?.job?.id === job.id))
     await s.cancel()
@@ -145,7 +116,7 @@ describe('the dispatch board', () => {
     key = api.key('all')
     const j1 = await createJob('One')
     const j2 = await createJob('Two')
-    const again = reader(await page('/board/events', cookie2, { 'last-event-id': '0' }))
+    const again = readSse(await page('/board/events', cookie2, { 'last-event-id': '0' }))
     await again.until((m) => m.filter((x) => x.event === 'job').length >= 2)
     expect(again.messages.filter((m) => m.event === 'job').map((m) => m.data.job.id)).toEqual([j1.id, j2.id])
     await again.cancel()

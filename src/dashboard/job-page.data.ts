@@ -6,7 +6,7 @@ import { findJobOrThrow } from '../jobs/job.queries'
 import { listJobPhotos, type PhotoListing } from '../jobs/job-photos'
 import { listJobSignatures, type SignatureListing } from '../jobs/job-signatures'
 import type { JobView } from '../jobs/job.view'
-import { readJobView } from '../jobs/present-job'
+import { presentJob } from '../jobs/present-job'
 import type { OperationContext } from '../operations/operation-context'
 import { listJobTexts } from '../texts/list-texts'
 import type { TextMessage } from '../texts/text.model'
@@ -46,7 +46,7 @@ export function readJobPage(ctx: OperationContext, id: string): JobPageData {
   requirePermission(ctx.actor, 'jobs:read')
   const { db, links } = ctx
   const row = findJobOrThrow(db, ctx.scope, id)
-  const job = readJobView(db, links, ctx.scope, id)
+  const job = presentJob(db, links, row)
   const events = listJobEventRows(db, row.id, Math.max(0, row.eventSeq - MAX_SHOWN), MAX_SHOWN).map(jobEventView)
   const texts = listJobTexts(ctx, row.id, { limit: '100' }).data
   const units = listUnitsPage(ctx, { limit: '100' }).data.map((u) => ({ id: u.id, name: u.name, status: u.status }))
@@ -57,8 +57,9 @@ export function readJobPage(ctx: OperationContext, id: string): JobPageData {
   return { job, driverUrl: driverUrlOf(links, row), events, texts, units, photos: listJobPhotos(ctx, row.id), signatures: listJobSignatures(ctx, row.id), names, version: row.eventSeq }
 }
 
-/** The job's current version (its event count): what a posted form is compared with. */
-export function jobVersion(ctx: OperationContext, id: string): { version: number; status: string } {
+/** The job as it is now, for comparing a posted edit form with: its version (event count), status and the API's view. */
+export function readJobNow(ctx: OperationContext, id: string): { version: number; status: string; job: JobView } {
+  requirePermission(ctx.actor, 'jobs:read')
   const row = findJobOrThrow(ctx.db, ctx.scope, id)
-  return { version: row.eventSeq, status: row.status }
+  return { version: row.eventSeq, status: row.status, job: presentJob(ctx.db, ctx.links, row) }
 }

@@ -9,7 +9,6 @@ import { changeStatus } from '../jobs/change-status'
 import { isStatus, type JobStatus } from '../jobs/job-status'
 import { UpdateJobBody } from '../jobs/job.model'
 import { readJobPhoto } from '../jobs/job-photos'
-import { readJobView } from '../jobs/present-job'
 import { reopenJob } from '../jobs/reopen-job'
 import { replaceTrackingLink } from '../jobs/replace-tracking-link'
 import { unassignJob } from '../jobs/unassign-job'
@@ -24,7 +23,7 @@ import { compileChecker, type FieldProblem } from '../platform/validation'
 import { resendDriverLink } from '../texts/resend-driver-link'
 import type { SessionPlugin } from '../users/session.plugin'
 import type { SessionUser } from '../users/sessions'
-import { jobVersion, readJobPage } from './job-page.data'
+import { readJobNow, readJobPage } from './job-page.data'
 import { editValues, jobPageBody, JOB_ACTIONS, type JobAction, type JobPageState } from './job.page'
 import { STATUS_LABELS } from './labels'
 import { dashboardPage } from './shell'
@@ -95,8 +94,11 @@ function editBody(ctx: OperationContext, current: Record<string, string>, f: For
   return problems.length ? { problems } : { body }
 }
 
+/** The actions posted as plain forms to /jobs/{id}/<action> (a photo is multipart, to /jobs/{id}/photos). */
+type FormAction = Exclude<JobAction, 'photo'>
+
 /** Runs one action through its operation; returns the `done` word for the page it leads back to. */
-function runAction(ctx: OperationContext, id: string, action: JobAction, f: FormFields, guard: { expectedStatus?: string }, version: number | null): string {
+function runAction(ctx: OperationContext, id: string, action: FormAction, f: FormFields, guard: { expectedStatus?: string }, version: number | null): string {
   switch (action) {
     case 'move': {
       const to = text(f, 'to')
@@ -124,13 +126,12 @@ function runAction(ctx: OperationContext, id: string, action: JobAction, f: Form
     case 'restore': restoreJob(ctx, id, guard); return 'restored'
     case 'tracking-link': replaceTrackingLink(ctx, id, guard); return 'tracking_link'
     case 'driver-link': return resendDriverLink(ctx, id, guard).skipReason ? 'driver_link_skipped' : 'driver_link'
-    case 'photo': throw new AppError('not_found', 'Photos are posted to /jobs/{id}/photos.', {})
     case 'edit': {
-      const now = jobVersion(ctx, id)
+      const now = readJobNow(ctx, id)
       if (version !== null && now.version !== version) {
         throw new AppError('job_stale', 'This job changed since the page was loaded; nothing was saved.', { expected_status: guard.expectedStatus ?? now.status, current_status: now.status })
       }
-      const made = editBody(ctx, editValues(readJobView(ctx.db, ctx.links, ctx.scope, id)), f)
+      const made = editBody(ctx, editValues(now.job), f)
       if ('problems' in made) throw validationFailed(made.problems)
       if (!Object.keys(made.body).length) return 'unchanged'
       updateJob(ctx, id, { ...made.body, expected_status: guard.expectedStatus as JobStatus | undefined } as UpdateJobBody)
@@ -226,8 +227,8 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
       return perform(ctx, user, params.id, 'photo', f, { photo_sha256: sha256 }, (guard) => { addPhoto(ctx, params.id, bytes, guard); return 'photo' })
     }, { signedIn: 'dispatcher', accepts: { kind: 'multipart', maxBytes: BODY_CAPS.photo, maxFields: 8 } })
     .post('/jobs/:id/:action', ({ ctx, user, params, body }) => {
-      const action = params.action as JobAction
-      if (!(JOB_ACTIONS as readonly string[]).includes(action) || action === 'photo') throw new AppError('not_found', `There is no job action ${params.action}.`, { action: params.action })
+      const action = params.action as FormAction
+      if (!(JOB_ACTIONS as readonly string[]).includes(action) || params.action === 'photo') throw new AppError('not_found', `There is no job action ${params.action}.`, { action: params.action })
       const f = body as FormFields
       return perform(ctx, user, params.id, action, f, {}, (guard, version) => runAction(ctx, params.id, action, f, guard, version))
     }, { signedIn: 'dispatcher', accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 40 } })

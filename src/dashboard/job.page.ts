@@ -5,7 +5,7 @@
  * job, so a job entered through the API reads exactly like one typed here.
  */
 import { nextMoves, isFinished, type JobStatus } from '../jobs/job-status'
-import { attrs, html, type Html } from '../pages/html'
+import { attrs, html, timeTag, type Html } from '../pages/html'
 import { blankForm, checkboxField, formAlert, inputField, selectField, textareaField, type FormState } from '../pages/form'
 import type { JobPageData, PageEvent } from './job-page.data'
 import { STATUS_LABELS } from './labels'
@@ -33,7 +33,7 @@ const money = (cents: number | null) => (cents === null ? '' : (cents / 100).toF
 /** A time for people: the UTC instant in `datetime`, shown in the browser's zone by the dashboard script. */
 function time(isoText: string | null | undefined): Html | string {
   if (!isoText) return '—'
-  return html`<time datetime="${isoText}" data-local>${isoText.slice(0, 16).replace('T', ' ')} UTC</time>`
+  return timeTag(isoText, { local: true })
 }
 
 /** The hidden fields every action form carries: what the page showed, and the form's own key. */

@@ -1,7 +1,7 @@
 import { SCOPES, SCOPE_MEANINGS } from '../accounts/scopes'
 import type { KeyView } from '../accounts/list-keys'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
-import { html, type Html } from '../pages/html'
+import { html, timeTag, type Html } from '../pages/html'
 import { checkboxGroup, formAlert, inputField, type FormState } from '../pages/form'
 
 /** An endpoint as the API shows it (GET /webhooks), the fields these pages use. */
@@ -21,7 +21,7 @@ export interface ShownSecret { heading: string; label: string; value: string; no
 
 /** A time as people read it, with the exact one for machines: "2026-11-21 09:00 UTC". */
 export function when(isoTime: string | null, never = 'never'): Html {
-  return isoTime ? html`<time datetime="${isoTime}">${isoTime.slice(0, 16).replace('T', ' ')} UTC</time>` : html`${never}`
+  return isoTime ? timeTag(isoTime) : html`${never}`
 }
 
 /** A secret in a read-only field to copy, with the warning that it is not shown again. */

@@ -30,7 +30,7 @@ export function checkExpected(job: Pick<JobRow, 'status'>, guard: ActionGuard): 
 }
 
 /** The 409 job_stale of an action taken from a status the job is no longer in (a page's expected_status, PATCH's). */
-export function jobStale(expected: string, current: string): AppError {
+function jobStale(expected: string, current: string): AppError {
   return new AppError('job_stale', `The job is ${current}, not ${expected} as expected; nothing was written.`, { expected_status: expected, current_status: current })
 }
 

@@ -5,7 +5,7 @@ import { AppError, validationFailed } from '../platform/errors'
 import type { OperationContext } from '../operations/operation-context'
 import { checkMove, commitJobChange, type JobFields } from './commit-job-change'
 import { cleanText, parseTimeField, phoneField } from './create-job'
-import { jobStale, loadWritableJob, requireReason } from './job-context'
+import { checkExpected, loadWritableJob, requireReason } from './job-context'
 import type { NewJobEvent } from './job-events'
 import type { JobStatus } from './job-status'
 import type { UpdateJobBody } from './job.model'
@@ -88,8 +88,8 @@ function etaChange(job: JobRow, etaAt: number | null | undefined): { set: JobFie
  */
 export function updateJob(ctx: OperationContext, id: string, input: UpdateJobBody): JobRow {
   requirePermission(ctx.actor, 'jobs:write')
-  let job = loadWritableJob(ctx, ctx.db, id)
-  if (input.expected_status && job.status !== input.expected_status) throw jobStale(input.expected_status, job.status)
+  const guard = { expectedStatus: input.expected_status }
+  let job = loadWritableJob(ctx, ctx.db, id, 'jobs:write', guard)
   const fields = readFieldInput(ctx, input)
   const to = input.status as JobStatus | undefined
   const wantsMove = to !== undefined && to !== job.status
@@ -103,8 +103,7 @@ export function updateJob(ctx: OperationContext, id: string, input: UpdateJobBod
   if (wantsMove) {
     const from = job.status
     job = inTransaction(ctx.db, (tx) => {
-      const fresh = loadWritableJob(ctx, tx, id)
-      if (input.expected_status && fresh.status !== input.expected_status) throw jobStale(input.expected_status, fresh.status)
+      const fresh = loadWritableJob(ctx, tx, id, 'jobs:write', guard)
       const eta = etaChange(fresh, fields.etaAt)
       return commitJobChange(tx, ctx, fresh, {
         set: { ...eta.set, ...(cancelReason !== undefined ? { cancelReason } : {}) },
@@ -167,7 +166,7 @@ function updateFields(ctx: OperationContext, job: JobRow, input: FieldInput, opt
   return inTransaction(ctx.db, (tx) => {
     const fresh = loadWritableJob(ctx, tx, job.id)
     if (fresh.eventSeq !== job.eventSeq) throw new AppError('job_stale', 'The job changed while this request was being handled; the field changes were not written. Re-read it and retry.', { expected_status: job.status, current_status: fresh.status })
-    if (opts.expected && fresh.status !== opts.expected) throw jobStale(opts.expected, fresh.status)
+    checkExpected(fresh, { expectedStatus: opts.expected })
     return commitJobChange(tx, ctx, fresh, { set, events }).after
   })
 }

@@ -86,3 +86,11 @@ export function attrs(attributes: Record<string, string | number | boolean | nul
 export function htmlResponse(page: Html, init: { status?: number; headers?: Record<string, string> } = {}): Response {
   return new Response(page.text, { status: init.status ?? 200, headers: { ...init.headers, 'content-type': 'text/html; charset=utf-8' } })
 }
+
+/**
+ * A time for people, with the exact instant for machines: `<time datetime="…">2026-11-21 09:00 UTC</time>`.
+ * `local` marks it for the page's script to show in the reader's time zone (the server does not know it).
+ */
+export function timeTag(isoText: string, opts: { local?: boolean } = {}): Html {
+  return html`<time${attrs({ datetime: isoText, 'data-local': opts.local ?? false })}>${isoText.slice(0, 16).replace('T', ' ')} UTC</time>`
+}

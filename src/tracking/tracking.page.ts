@@ -6,7 +6,7 @@
  */
 import { assetUrl, hasAsset } from '../pages/assets'
 import { blankForm, formAlert, textareaField, type FormState } from '../pages/form'
-import { attrs, html, type Html } from '../pages/html'
+import { attrs, html, timeTag, type Html } from '../pages/html'
 import { layout } from '../pages/layout'
 import { mapView } from '../pages/map'
 import { RATING_COMMENT_MAX } from '../jobs/rate-job'
@@ -29,7 +29,7 @@ export const MESSAGE_MAX = 1000
 
 /** A time for people: the UTC instant in `datetime`, shown in the phone's zone by the page's script. */
 function time(isoText: string): Html {
-  return html`<time datetime="${isoText}" data-local>${isoText.slice(0, 16).replace('T', ' ')} UTC</time>`
+  return timeTag(isoText, { local: true })
 }
 
 /** The live part: everything that changes with the job. Swapped whole by the page's script. */

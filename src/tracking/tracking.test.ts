@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestApi, type TestApi } from '../../test/kit'
+import { readSse } from '../../test/sse-reader'
 import { bringTo, call, makeJob, makeUnit, NO_LIMITS, snapshot, expectNothingWritten } from '../../test/jobs-helpers'
 import { updateAccount } from '../accounts/update-account'
 import { addNote } from '../jobs/add-note'
@@ -346,39 +347,6 @@ describe('the link\'s lifetime', () => {
   })
 })
 
-/** Reads an SSE response's messages as they come, and whether the server ended it. */
-function reader(res: Response) {
-  const r = res.body!.getReader()
-  let buf = ''
-  let ended = false
-  const messages: { id?: string; event?: string; data?: any }[] = []
-  return {
-    messages,
-    ended: () => ended,
-    async until(pred: () => boolean, ms = 5000) {
-      const end = Date.now() + ms
-      while (!pred()) {
-        if (Date.now() > end || ended) throw new Error(`stream: condition not met; got ${JSON.stringify(messages.map((m) => [m.event, m.data?.state?.status]))}${ended ? ' (ended)' : ''}`)
-        const chunk = await Promise.race([r.read(), Bun.sleep(Math.max(1, end - Date.now())).then(() => null)])
-        if (!chunk) continue
-        if (chunk.done) { ended = true; continue }
-        buf += new TextDecoder().decode(chunk.value)
-        let i
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i); buf = buf.slice(i + 2)
-          const m: (typeof messages)[number] = {}
-          for (const line of block.split('\n')) {
-            if (line.startsWith('id: ')) m.id = line.slice(4)
-            else if (line.startsWith('event: ')) m.event = line.slice(7)
-            else if (line.startsWith('data: ')) m.data = JSON.parse(line.slice(6))
-          }
-          if (m.event) messages.push(m)
-        }
-      }
-    },
-    cancel: () => r.cancel().catch(() => {}),
-  }
-}
 
 describe('live', () => {
   test('the stream sends the new state on each change of its job only, the page\'s markup with it; resumes by Last-Event-ID', async () => {
@@ -386,7 +354,7 @@ describe('live', () => {
     const path = pathOf(job.tracking_url)
     const res = await api.raw(new Request(`${ORIGIN}${path}/events`))
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
-    const s = reader(res)
+    const s = readSse(res)
     await s.until(() => s.messages.some((m) => m.event === 'hello'))
     await makeJob(api, key, { customer: { name: 'Somebody Else', sms_consent: false } })
     expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'en_route' })).status).toBe(200)
@@ -401,7 +369,7 @@ describe('live', () => {
 
     // Missed while away: on reconnect the current state comes at once.
     expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'on_scene' })).status).toBe(200)
-    const again = reader(await api.raw(new Request(`${ORIGIN}${path}/events`, { headers: { 'last-event-id': lastId } })))
+    const again = readSse(await api.raw(new Request(`${ORIGIN}${path}/events`, { headers: { 'last-event-id': lastId } })))
     await again.until(() => again.messages.some((m) => m.event === 'state'))
     const resumed = again.messages.find((m) => m.event === 'state')!
     expect(resumed.data.state.status).toBe('on_scene')
@@ -412,7 +380,7 @@ describe('live', () => {
 
   test('a link replaced while its page is open: the stream says so (gone) and ends', async () => {
     const { job } = await bringTo(api, key, 'en_route')
-    const s = reader(await api.raw(new Request(`${ORIGIN}${pathOf(job.tracking_url)}/events`)))
+    const s = readSse(await api.raw(new Request(`${ORIGIN}${pathOf(job.tracking_url)}/events`)))
     await s.until(() => s.messages.some((m) => m.event === 'hello'))
     replaceTrackingLink(dispatcher(), job.id)
     await s.until(() => s.messages.some((m) => m.event === 'gone'))
