@@ -13,6 +13,7 @@ import m9 from '../../migrations/0009_job_event_position.sql' with { type: 'text
 import m10 from '../../migrations/0010_dashboard_users_sessions.sql' with { type: 'text' }
 import m11 from '../../migrations/0011_job_photos.sql' with { type: 'text' }
 import m12 from '../../migrations/0012_job_signatures.sql' with { type: 'text' }
+import m13 from '../../migrations/0013_back_office.sql' with { type: 'text' }
 
 export { journal }
 
@@ -31,4 +32,5 @@ export const SQL_BY_TAG: Record<string, string> = {
   "0010_dashboard_users_sessions": m10,
   "0011_job_photos": m11,
   "0012_job_signatures": m12,
+  "0013_back_office": m13,
 }

@@ -101,6 +101,7 @@ export function createJob(ctx: OperationContext, input: CreateJobBody, opts: { c
       finalPriceCents: null,
       paymentMethod: null,
       unitId: null,
+      commercialAccountId: null,
       trackingTokenHash: tracking.hash,
       trackingTokenSealed: tracking.sealed,
       driverTokenHash: null,

@@ -99,7 +99,7 @@ function oldJob2(token: string, at: number): JobRow {
     id: 'job_old2', accountId: 'acct_old', siteId: 'site_old', externalRef: null, source: null, payerType: null, serviceType: null, urgency: null,
     customer: { name: 'Bo', phone: null, sms_consent: false }, vehicle: {}, pickup: { location: 'x', lat: null, lng: null }, destination: null,
     status: 'confirmed', cancelReason: null, rating: null, ratingComment: null, ratedAt: null, reopenCount: 0, etaAt: null, quoteCents: null,
-    finalPriceCents: null, paymentMethod: null, unitId: null, trackingTokenHash: null, trackingTokenSealed: seal(then, token), driverTokenHash: null,
+    finalPriceCents: null, paymentMethod: null, unitId: null, commercialAccountId: null, trackingTokenHash: null, trackingTokenSealed: seal(then, token), driverTokenHash: null,
     driverTokenSealed: null, milestones: {}, eventSeq: 1, imported: false, archivedAt: null, createdAt: at, updatedAt: at,
   }
 }

@@ -22,7 +22,7 @@ export function toJobRow(r: RawJob): JobRow {
     destination: r.destination, status: r.status, cancelReason: r.cancel_reason, rating: r.rating,
     ratingComment: r.rating_comment, ratedAt: r.rated_at, reopenCount: r.reopen_count, etaAt: r.eta_at,
     quoteCents: r.quote_cents, finalPriceCents: r.final_price_cents, paymentMethod: r.payment_method,
-    unitId: r.unit_id, trackingTokenHash: r.tracking_token_hash, trackingTokenSealed: r.tracking_token_sealed,
+    unitId: r.unit_id, commercialAccountId: r.commercial_account_id, trackingTokenHash: r.tracking_token_hash, trackingTokenSealed: r.tracking_token_sealed,
     driverTokenHash: r.driver_token_hash, driverTokenSealed: r.driver_token_sealed,
     milestones: JSON.parse(r.milestones), eventSeq: r.event_seq, imported: r.imported === 1 || r.imported === true,
     archivedAt: r.archived_at, createdAt: r.created_at, updatedAt: r.updated_at,

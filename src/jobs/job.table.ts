@@ -27,6 +27,8 @@ export const jobs = sqliteTable('jobs', {
   finalPriceCents: integer('final_price_cents'),
   paymentMethod: text('payment_method'),
   unitId: text('unit_id'),
+  /** The commercial account (motor club, police, fleet...) the job is done for, or null. */
+  commercialAccountId: text('commercial_account_id'),
   /** SHA-256 (hex) of the tracking link's token: what a lookup compares. The token itself is never stored in clear. */
   trackingTokenHash: text('tracking_token_hash'),
   /** The tracking token sealed with the installation's link key (AES-256-GCM), so the link can be shown again. */
@@ -52,6 +54,7 @@ export const jobs = sqliteTable('jobs', {
   uniqueIndex('jobs_tracking_token_hash_uq').on(t.trackingTokenHash),
   index('jobs_driver_token_hash_idx').on(t.driverTokenHash),
   index('jobs_unit_idx').on(t.unitId),
+  index('jobs_commercial_account_idx').on(t.commercialAccountId),
   // Inbound texts are threaded onto the sender's most recent job.
   index('jobs_customer_phone_idx').on(sql`json_extract(customer, '$.phone')`, t.createdAt),
 ])
