@@ -5,7 +5,9 @@
  * - only src/config.ts reads process.env (src/main.ts passes it in);
  * - platform/ helpers import no feature;
  * - the tenant (account, acct_, src/accounts/) and the commercial accounts directory
- *   (commercial_account, cac_, scope accounts:read, src/commercial-accounts/) are never mixed up;
+ *   (commercial_account, cac_, scope accounts:read, src/commercial-accounts/) are never mixed up:
+ *   elsewhere the directory is named in full (commercialAccount, commercial_account_id), and its
+ *   id prefix and scope are used only in its folder;
  * - jobs import neither texts nor webhooks: what a job change sets off is registered (operations/context-factory.ts);
  * - no focused or skipped tests;
  * - no t.UnionEnum (Elysia fills in its first value as a default);
@@ -25,7 +27,7 @@ for await (const file of new Glob('{src,test,scripts}/**/*.ts').scan('.')) {
     if (file.startsWith('src/platform/') && /from ['"]\.\.\/(?!platform|db|version)[a-z-]+\//.test(line) && !file.endsWith('.test.ts')) problems.push(`${at}: platform helpers import no feature`)
     if (file.startsWith('src/jobs/') && !file.endsWith('.test.ts') && /from ['"]\.\.\/(texts|webhooks)\//.test(line)) problems.push(`${at}: jobs do not import texts or webhooks; register a JobWriter in src/operations/context-factory.ts`)
     if (file.startsWith('src/') && !file.endsWith('.test.ts') && !file.startsWith('src/commercial-accounts/') && !['src/accounts/scopes.ts', 'src/platform/ids.ts'].includes(file)
-      && /commercial.?account|'cac'|cac_|'accounts:read'/i.test(line) && !/^\s*(\/\/|\*|\/\*\*)/.test(line)) {
+      && /'cac'|cac_|'accounts:read'/i.test(line) && !/^\s*(\/\/|\*|\/\*\*)/.test(line)) {
       problems.push(`${at}: the commercial accounts directory (cac_, accounts:read) lives in src/commercial-accounts/; "account" elsewhere is the tenant`)
     }
     if (/\b(test|it|describe)\.(only|skip|todo)\(/.test(line)) problems.push(`${at}: focused or skipped test`)
