@@ -18,6 +18,7 @@ import { postedValues, type FormState } from '../pages/form'
 import { AppError, validationFailed } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
 import { randomBase62 } from '../platform/ids'
+import { parseDollars } from '../platform/money'
 import { BODY_CAPS, routeProps } from '../platform/route-props'
 import { compileChecker, type FieldProblem } from '../platform/validation'
 import { resendDriverLink } from '../texts/resend-driver-link'
@@ -39,15 +40,6 @@ const DONE: Record<string, string> = {
 const checkUpdate = compileChecker(UpdateJobBody, 'body')
 const text = (f: FormFields, name: string) => (typeof f[name] === 'string' ? (f[name] as string).trim() : '')
 const label = (s: string) => STATUS_LABELS[s as JobStatus] ?? s
-
-/** Dollars and cents as typed ("185", "185.00", "$1,185.5") → cents; null when blank; undefined when not money. */
-function cents(raw: string): number | null | undefined {
-  const s = raw.replace(/[$,\s]/g, '')
-  if (s === '') return null
-  if (!/^\d{1,7}(\.\d{1,2})?$/.test(s)) return undefined
-  const [whole, frac = ''] = s.split('.')
-  return Number(whole) * 100 + Number(frac.padEnd(2, '0'))
-}
 
 /** The edit form's field an API path belongs to. */
 const EDIT_FIELD_OF: Record<string, string> = {
@@ -86,7 +78,7 @@ function editBody(ctx: OperationContext, current: Record<string, string>, f: For
   }
   for (const [field, key] of [['quote', 'quote_cents'], ['final_price', 'final_price_cents']] as const) {
     if (!changed(field)) continue
-    const c = cents(v(field))
+    const c = parseDollars(v(field))
     if (c === undefined) problems.push({ path: field, message: 'must be dollars and cents, e.g. 185.00' })
     else body[key] = c
   }

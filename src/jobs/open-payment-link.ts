@@ -3,16 +3,12 @@ import { inTransaction } from '../db/client'
 import type { OperationContext } from '../operations/operation-context'
 import { commitJobChange } from './commit-job-change'
 import { findJobOrThrow } from './job.queries'
+import { amountText } from '../platform/money'
 
 /** An issued, unpaid invoice as the Pay link needs it: its number and what is owed, in cents. */
 export interface PayableInvoice {
   number: string
   total_cents: number
-}
-
-/** The amount as a payment page reads it: dollars and cents, `185.00`. */
-export function amountText(cents: number): string {
-  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`
 }
 
 /**

@@ -10,7 +10,7 @@ import { attrs, html, timeTag, type Html } from '../pages/html'
 import { layout } from '../pages/layout'
 import { mapView } from '../pages/map'
 import { RATING_COMMENT_MAX } from '../jobs/rate-job'
-import { amountText } from '../jobs/open-payment-link'
+import { amountText } from '../platform/money'
 import type { TrackingState } from './tracking-state'
 
 /** The forms of the page, by the path segment they post to. */
