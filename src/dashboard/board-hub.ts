@@ -8,6 +8,7 @@ import type { JobView } from '../jobs/job.view'
 import { BOARD_STATUSES } from '../jobs/list-board-jobs'
 import { onSessionsEnded } from '../users/sessions'
 import { boardCard } from './board.page'
+import { latestCustomerMessages } from '../jobs/customer-messages'
 
 /** One board stream's subscriber: which account it shows, and where its bytes go. */
 export interface BoardClient {
@@ -140,7 +141,7 @@ export class BoardHub {
     // The card as the board draws it (the same markup the page was rendered with), or null when
     // the job is not on the board (finished, archived): the board's script only swaps cards.
     const onBoard = job !== null && !job.archived && (BOARD_STATUSES as readonly string[]).includes(job.status)
-    const data = JSON.stringify({ position, event: jobEventView(event), job, card: onBoard ? boardCard(job!, event.createdAt) : null })
+    const data = JSON.stringify({ position, event: jobEventView(event), job, card: onBoard ? boardCard(job!, event.createdAt, latestCustomerMessages(this.deps.db, [job!.id]).get(job!.id)) : null })
     return { position, accountId: event.accountId, siteId, bytes: encoder.encode(`id: ${position}\nevent: job\ndata: ${data}\n\n`) }
   }
 }

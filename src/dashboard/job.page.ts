@@ -200,6 +200,27 @@ ${d.job.archived ? '' : actionForm(d, s, 'note', html`${textareaField(form, { na
 </section>`
 }
 
+/**
+ * The conversation with the customer in one place, oldest first: what they wrote (replies by
+ * text and tracking-page messages alike) and the texts sent to them, with where each got to.
+ */
+function messagesSection(d: JobPageData): Html {
+  type Line = { at: string; item: Html }
+  const inbound: Line[] = d.events.filter((e) => e.type === 'job.customer_message').map((e) => ({
+    at: e.created_at,
+    item: html`<li class="message message-in" data-via="${String(e.detail.via ?? '')}"><p>${String(e.detail.text ?? '')}</p><p class="meta">Customer ${e.detail.via === 'tracking_page' ? 'on the tracking page' : e.detail.via === 'sms' ? 'by text' : ''} · ${time(e.created_at)}</p></li>`,
+  }))
+  const outbound: Line[] = d.texts.filter((t) => t.recipient === 'customer').map((t) => ({
+    at: t.created_at,
+    item: html`<li class="message message-out" data-text-status="${t.status}"><p>${t.body}</p><p class="meta">Text to the customer: ${t.status}${t.skip_reason ? ` (${t.skip_reason})` : ''} · ${time(t.created_at)}</p></li>`,
+  }))
+  // Ours first on a tie: a reply does not come before the text it answers.
+  const lines = [...outbound, ...inbound].sort((a, b) => a.at.localeCompare(b.at))
+  return html`<section class="job-section"><h2 id="h-messages">Customer messages</h2>
+${lines.length ? html`<ol class="messages">${lines.map((l) => l.item)}</ol>` : html`<p>No messages with the customer yet.</p>`}
+</section>`
+}
+
 /** Photos (each thumbnail a link to the full image) and Add photo. */
 function photosSection(d: JobPageData, s: JobPageState): Html {
   const form = s.forms?.photo ?? blankForm()
@@ -287,6 +308,7 @@ ${unitSection(d, s)}
 ${fieldsSection(d)}
 ${editSection(d, s)}
 ${notesSection(d, s)}
+${messagesSection(d)}
 ${photosSection(d, s)}
 ${signaturesSection(d)}
 ${linksSection(d, s)}

@@ -54,7 +54,9 @@ export function driverActions(d: DriverPageData, s: DriverPageState): Html {
   } else {
     for (const to of d.moves) {
       const goa = to === 'goa'
-      forms.push(html`<form method="post" action="${s.base}/status" data-queue>${keyed(goa ? 'goa' : `move-${to}`)}${hidden('to', to)}<button type="submit" class="${goa ? 'button-big button-danger' : 'button-big'}">${goa ? 'GOA' : `Move to ${statusLabel(to)}`}</button></form>`)
+      // GOA takes an optional reason ("vehicle gone", "customer left"): motor clubs ask for it.
+      const why = goa ? html`<div class="field"><label for="f-goa-reason">Reason</label><input${attrs({ id: 'f-goa-reason', name: 'reason', maxlength: 500, autocomplete: 'off' })}></div>` : ''
+      forms.push(html`<form method="post" action="${s.base}/status" data-queue>${keyed(goa ? 'goa' : `move-${to}`)}${hidden('to', to)}${why}<button type="submit" class="${goa ? 'button-big button-danger' : 'button-big'}">${goa ? 'GOA' : `Move to ${statusLabel(to)}`}</button></form>`)
     }
   }
   return html`<p class="driver-status">Status: <strong id="driver-status" data-status="${status}">${statusLabel(status)}</strong></p>

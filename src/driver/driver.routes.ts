@@ -137,7 +137,8 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
       return perform(link, 'status', f, {}, (guard) => {
         const to = text(f, 'to')
         if (!isStatus(to)) throw validationFailed([{ path: 'to', message: 'names no status' }])
-        changeStatus(link.ctx, link.job.id, { to, expectedStatus: guard.expectedStatus })
+        const reason = to === 'goa' ? text(f, 'reason') : ''
+        changeStatus(link.ctx, link.job.id, { to, expectedStatus: guard.expectedStatus, ...(reason ? { reason } : {}) })
         return to === 'goa' ? 'goa' : 'moved'
       })
     }, { ...form, detail: { hide: true } })

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { startTestApi, type TestApi } from '../../test/kit'
 import { bringTo, call, makeUnit, NO_LIMITS, snapshot, expectNothingWritten } from '../../test/jobs-helpers'
 import { addNote } from '../jobs/add-note'
+import { addPhoto, MAX_PHOTOS_PER_JOB } from '../jobs/add-photo'
 import { driverUrlOf } from '../jobs/job-links'
 import { createUser } from '../users/create-user'
 
@@ -141,6 +142,21 @@ describe('the driver page', () => {
     expect({ to: e.to, actor: e.actor }).toEqual({ to: 'goa', actor: 'driver' })
   })
 
+  test('GOA with its optional Reason keeps it as the job\'s cancel_reason; a one-letter reason is refused and writes nothing', async () => {
+    const { job } = await bringTo(api, key, 'on_scene')
+    const path = driverPath(job.id)
+    await press(path, 'acknowledge')
+    expect(await page(path)).toContain('<label for="f-goa-reason">Reason</label>')
+    const before = await snapshot(api, key, job.id)
+    const short = await press(path, 'status', 'GOA', { reason: 'x' })
+    expect(short.status).toBe(422)
+    await expectNothingWritten(api, key, before)
+    expect((await press(path, 'status', 'GOA', { reason: '  Vehicle gone on arrival  ' })).status).toBe(303)
+    const e = (await events(job.id)).at(-1)
+    expect({ to: e.to, actor: e.actor, reason: e.detail.cancel_reason }).toEqual({ to: 'goa', actor: 'driver', reason: 'Vehicle gone on arrival' })
+    expect((await call(api, key, 'GET', `/jobs/${job.id}`)).body.cancel_reason).toBe('Vehicle gone on arrival')
+  })
+
   test('a stale page is refused with role=alert and writes nothing; the same form sent twice acts once', async () => {
     const { job } = await bringTo(api, key, 'dispatched')
     const path = driverPath(job.id)
@@ -233,6 +249,19 @@ describe('the driver page', () => {
     expect(html).toContain('<p class="field-error" id="f-photo-error">must be a JPEG, PNG or WebP image</p>')
     expect(alertOf(html)).toBe('Nothing was saved: the photo must be a JPEG, PNG or WebP image.')
     expect((await events(job.id)).length).toBe(count)
+  })
+
+  test('a job keeps at most 100 photos: the next is refused beside the field and nothing is written (a leaked link cannot fill the disk)', async () => {
+    const { job } = await bringTo(api, key, 'on_scene')
+    const path = driverPath(job.id)
+    const dispatcher = api.contexts.forDispatcher({ userId: 'usr_x', role: 'dispatcher', accountId: api.accountId })
+    for (let i = 0; i < MAX_PHOTOS_PER_JOB - 1; i++) addPhoto(dispatcher, job.id, JPEG)
+    expect((await postFile(`${path}/photos`, formOf(await page(path), 'photos'), { photo: JPEG })).status).toBe(303)
+    const before = await snapshot(api, key, job.id)
+    const over = await postFile(`${path}/photos`, formOf(await page(path), 'photos'), { photo: JPEG })
+    expect(over.status).toBe(422)
+    expect(await over.text()).toContain(`this job already has ${MAX_PHOTOS_PER_JOB} photos, the most one job keeps`)
+    await expectNothingWritten(api, key, before)
   })
 
   test('Save signature: the PNG and Signer name are kept (job.signature_captured), listed, served to the link and the account\'s sessions; bad input refused beside its field', async () => {

@@ -9,6 +9,13 @@ import { loadWritableJob, type ActionGuard } from './job-context'
 /** The largest photo taken (the pages' upload cap: BODY_CAPS.photo). */
 export const MAX_PHOTO_BYTES = 10 * 1024 * 1024
 
+/**
+ * What one job keeps at most: a tow is documented in a dozen photos, and a leaked driver link
+ * must not be able to fill the disk (every photo lives in the database file).
+ */
+export const MAX_PHOTOS_PER_JOB = 100
+export const MAX_PHOTO_BYTES_PER_JOB = 200 * 1024 * 1024
+
 /** The image type the bytes are, whatever the upload claimed: JPEG, PNG or WebP, else null. */
 export function photoTypeOf(b: Uint8Array): 'image/jpeg' | 'image/png' | 'image/webp' | null {
   if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg'
@@ -40,6 +47,9 @@ export function addPhoto(ctx: OperationContext, jobId: string, bytes: Uint8Array
     const job = loadWritableJob(ctx, tx, jobId, permission, guard)
     const actor = ctx.actor
     if (actor.kind === 'driver' && job.unitId !== actor.unitId) throw new AppError('forbidden', 'This job was handed to another driver.', { actor: 'driver', required_permission: 'jobs:drive' })
+    const kept = tx.$client.query<{ n: number; total: number | null }, [string]>('SELECT count(*) AS n, sum(bytes) AS total FROM job_photos WHERE job_id = ?').get(job.id)!
+    if (kept.n >= MAX_PHOTOS_PER_JOB) throw validationFailed([{ path: 'photo', message: `cannot be added: this job already has ${MAX_PHOTOS_PER_JOB} photos, the most one job keeps` }])
+    if ((kept.total ?? 0) + bytes.length > MAX_PHOTO_BYTES_PER_JOB) throw validationFailed([{ path: 'photo', message: `cannot be added: this job's photos would pass ${MAX_PHOTO_BYTES_PER_JOB / 1024 / 1024} MB, the most one job keeps` }])
     const now = ctx.clock.now()
     const id = newId('pho', now)
     tx.$client.query('INSERT INTO job_photos (id, account_id, job_id, content_type, bytes, sha256, data, taken_by, user_id, unit_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')

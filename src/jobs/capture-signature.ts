@@ -9,6 +9,9 @@ import { loadWritableJob, type ActionGuard } from './job-context'
 /** The largest signature image taken: a phone's drawing as PNG is tens of kilobytes. */
 export const MAX_SIGNATURE_BYTES = 1024 * 1024
 
+/** Signatures one job keeps at most (pickup, drop-off, a few do-overs). */
+export const MAX_SIGNATURES_PER_JOB = 20
+
 /**
  * Keeps a signature drawn on the driver's page: a PNG (checked by its bytes) of at most 1 MB
  * and the signer's name (1 to 200 characters), in the database; the timeline gets
@@ -28,6 +31,8 @@ export function captureSignature(ctx: OperationContext, jobId: string, input: { 
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, jobId, 'jobs:drive', guard)
     if (job.unitId !== actor.unitId) throw new AppError('forbidden', 'This job was handed to another driver.', { actor: 'driver', required_permission: 'jobs:drive' })
+    const kept = tx.$client.query<{ n: number }, [string]>('SELECT count(*) AS n FROM job_signatures WHERE job_id = ?').get(job.id)!.n
+    if (kept >= MAX_SIGNATURES_PER_JOB) throw validationFailed([{ path: 'signature', message: `cannot be saved: this job already has ${MAX_SIGNATURES_PER_JOB} signatures, the most one job keeps` }])
     const now = ctx.clock.now()
     const id = newId('sig', now)
     tx.$client.query('INSERT INTO job_signatures (id, account_id, job_id, signer_name, content_type, bytes, data, unit_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')

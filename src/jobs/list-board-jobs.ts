@@ -3,6 +3,7 @@ import type { OperationContext } from '../operations/operation-context'
 import { FINISHED, STATUSES } from './job-status'
 import { toJobRow } from './job.queries'
 import { presentJobs } from './present-job'
+import { latestCustomerMessages, type LatestCustomerMessage } from './customer-messages'
 
 /** The statuses the board shows, one column each, in board order. */
 export const BOARD_STATUSES = STATUSES.filter((s) => !FINISHED.includes(s))
@@ -21,4 +22,10 @@ export function listBoardJobs(ctx: OperationContext) {
     `SELECT * FROM jobs WHERE account_id = ? AND status IN (${BOARD_STATUSES.map(() => '?').join(',')}) AND archived_at IS NULL${sites} ORDER BY created_at, id LIMIT ?`,
   ).all(...params, BOARD_LIMIT).map(toJobRow)
   return presentJobs(ctx.db, ctx.links, rows)
+}
+
+/** The newest customer message of each of these board jobs (the caller's own listing), for their cards. */
+export function boardCustomerMessages(ctx: OperationContext, jobs: readonly { id: string }[]): Map<string, LatestCustomerMessage> {
+  requirePermission(ctx.actor, 'jobs:read')
+  return latestCustomerMessages(ctx.db, jobs.map((j) => j.id))
 }

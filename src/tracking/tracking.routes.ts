@@ -10,6 +10,7 @@ import { htmlResponse } from '../pages/html'
 import { resumeFrom, sseResponse } from '../pages/sse'
 import { AppError, validationFailed } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
+import { RateLimiter } from '../platform/rate-limit'
 import { BODY_CAPS, routeProps } from '../platform/route-props'
 import { payLinkResponse } from './pay-link'
 import { TrackingHub, type TrackingMessage } from './tracking-hub'
@@ -25,6 +26,13 @@ const DONE: Record<TrackingForm, string> = {
   message: 'Your message was sent.',
   rating: 'Thank you for your rating.',
 }
+
+/**
+ * What one tracking link may send a minute (messages, locations, ratings, Pay): more than a
+ * customer taps, few enough that a forwarded or scripted link cannot flood the board, the
+ * timeline and the webhook receivers. Counted per job, so a new link does not reset it.
+ */
+export const TRACKING_POSTS_PER_MINUTE = 20
 
 const text = (f: FormFields, name: string) => (typeof f[name] === 'string' ? (f[name] as string) : '')
 /** A number typed into a form: NaN when blank or not a number (the operation says why). */
@@ -62,6 +70,8 @@ export function trackingRoutes(deps: RouteDeps) {
   /** Runs a form's operation: 303 to the page when it succeeds, the page again with the form's messages when it is refused. */
   const act = (token: string, form: TrackingForm, fields: FormFields, run: (job: JobRow) => void) => {
     const job = trackedJob(deps, token)
+    const wait = slowDown(token, job)
+    if (wait) return wait
     try {
       run(job)
       return done(token, form)
@@ -76,6 +86,15 @@ export function trackingRoutes(deps: RouteDeps) {
     }
   }
   const form = { accepts: { kind: 'form' as const, maxBytes: BODY_CAPS.form, maxFields: 8 } }
+  const limiter = new RateLimiter(deps.clock, { post: TRACKING_POSTS_PER_MINUTE })
+  /** The page saying to wait (429, Retry-After), or null when this link may act now. */
+  const slowDown = (token: string, job: JobRow): Response | null => {
+    const d = limiter.take(job.id, 'post')
+    if (d.allowed) return null
+    const res = page(token, job, { alert: `Too many requests from this page. Nothing was sent; please wait ${d.retryAfterS} second${d.retryAfterS === 1 ? '' : 's'} and try again.`, status: 429 })
+    res.headers.set('retry-after', String(d.retryAfterS))
+    return res
+  }
 
   return new Elysia({ name: 'towline.tracking' }).use(routeProps)
     .get('/t/:token', ({ params, query }) => {
@@ -112,6 +131,8 @@ export function trackingRoutes(deps: RouteDeps) {
     }, { ...form, detail: { hide: true } })
     .get('/t/:token/pay', ({ params }) => {
       const job = trackedJob(deps, params.token)
+      const wait = slowDown(params.token, job)
+      if (wait) return wait
       const paymentUrl = findAccountById(deps.db, job.accountId)?.paymentUrl ?? null
       return payLinkResponse(customer(job), job.id, findPayableInvoice(deps.db, job), paymentUrl)
         ?? htmlResponse(nothingToPayPage(stateOf(params.token, job), path(params.token)))

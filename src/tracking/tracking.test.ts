@@ -14,6 +14,7 @@ import { randomBase62 } from '../platform/ids'
 import { createUser } from '../users/create-user'
 import { payLinkResponse } from './pay-link'
 import { TRACKING_STEPS } from './tracking-state'
+import { TRACKING_POSTS_PER_MINUTE } from './tracking.routes'
 
 const ORIGIN = 'http://towline.test'
 const DAY = 86_400_000
@@ -179,6 +180,23 @@ describe('the customer\'s actions', () => {
       expect(res.text).toMatch(/<div class="form-alert" role="alert" data-form-alert>Your phone did not give a usable location/)
     }
     await expectNothingWritten(api, key, before)
+  })
+
+  test('a link sends at most 20 a minute: the next is 429 with Retry-After and writes nothing, a new link does not reset it, and the minute refills', async () => {
+    const { job } = await bringTo(api, key, 'confirmed')
+    const path = pathOf(job.tracking_url)
+    for (let i = 0; i < TRACKING_POSTS_PER_MINUTE; i++) expect((await post(`${path}/message`, { message: `Still here ${i}` })).status).toBe(303)
+    const before = await snapshot(api, key, job.id)
+    const over = await post(`${path}/message`, { message: 'One too many' })
+    expect(over.status).toBe(429)
+    expect(over.text).toContain('Too many requests from this page. Nothing was sent; please wait 3 seconds and try again.')
+    await expectNothingWritten(api, key, before)
+    replaceTrackingLink(dispatcher(), job.id)
+    const fresh = pathOf((await call(api, key, 'GET', `/jobs/${job.id}`)).body.tracking_url)
+    expect(fresh).not.toBe(path)
+    expect((await post(`${fresh}/message`, { message: 'From the new link' })).status).toBe(429)
+    api.clock.advance(3_000)
+    expect((await post(`${fresh}/message`, { message: 'After a pause' })).status).toBe(303)
   })
 
   test('Message + Send: job.customer_message with detail.text and via tracking_page; a blank or too long one is refused beside the field, text kept', async () => {
