@@ -1,6 +1,7 @@
 /**
  * The customer's tracking page as a stranded customer uses it: Chromium at a phone's size
- * (390x844) against the compiled binary, the link taken from the API as the customer is sent it.
+ * (390x844) against the compiled binary, the link taken from the text the customer got (the
+ * Twilio stand-in's copy), checked to be the API's tracking_url.
  * Status steps, live updates without reload, Share my location (geolocation granted and
  * emulated), Message + Send, the rating after completion, a link replaced while open, axe,
  * 360 px, and the bytes loaded before the map. Every action is proved by the API's timeline.
@@ -10,7 +11,9 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { apiCaller, cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
 import { launchChromium } from '../browser/chromium'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
+import { startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN } from '../twilio-standin'
 
+const twilio = startTwilioStandin()
 let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
 let browser: Browser
@@ -22,7 +25,10 @@ const PHONE = { width: 390, height: 844 }
 beforeAll(async () => {
   folder = freshFolder()
   // No tiles: the map is grey, and no request leaves this machine.
-  server = await startServer(folder.bin, { cwd: folder.dir, env: { TOWLINE_TILE_URL: '' } })
+  server = await startServer(folder.bin, {
+    cwd: folder.dir,
+    env: { TOWLINE_TILE_URL: '', TOWLINE_SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: TWILIO_SID, TWILIO_AUTH_TOKEN: TWILIO_TOKEN, TWILIO_FROM, TOWLINE_TWILIO_API_BASE: twilio.apiBase },
+  })
   key = createKeyWithCli(folder.bin, folder.dir, 'all')
   const r = cli(folder.bin, ['units', 'add', '--name', 'Flatbed 9', '--driver-phone', '+15035559876', '--json'], { cwd: folder.dir })
   unit = JSON.parse(r.stdout)
@@ -31,16 +37,29 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
+  twilio.stop()
   folder?.cleanup()
 })
 
-/** A job made through the API, and its tracking link as GET /jobs/{id} gives it (what the customer's text carries). */
+let phones = 0
+/**
+ * A job made through the API for a customer who agreed to texts, and its tracking link as the
+ * customer gets it: read from the request-received text the Twilio stand-in received, and the
+ * same as GET /jobs/{id}'s tracking_url.
+ */
 async function newJob() {
-  const made = await api('POST', '/jobs', { customer: { name: 'Ann Lee', phone: '+15035550142', sms_consent: false }, pickup: { location: 'I-5 N at exit 299B' }, destination: "Joe's Garage", vehicle: { make: 'Honda', model: 'Civic' } })
+  const phone = `+1503555${String(2000 + ++phones)}`
+  const made = await api('POST', '/jobs', { customer: { name: 'Ann Lee', phone, sms_consent: true }, pickup: { location: 'I-5 N at exit 299B' }, destination: "Joe's Garage", vehicle: { make: 'Honda', model: 'Civic' } })
   expect(made.status).toBe(201)
+  let texted: string | undefined
+  for (const end = Date.now() + 10_000; !texted && Date.now() < end; await Bun.sleep(50)) {
+    texted = twilio.messages.filter((m) => m.to === phone).at(-1)?.body.match(/https?:\/\/\S+\/t\/[0-9A-Za-z]{24}/)?.[0]
+  }
+  if (!texted) throw new Error(`no text with a tracking link reached ${phone}`)
   const job = (await api('GET', `/jobs/${made.body.id}`)).body
-  expect(job.tracking_url).toStartWith(`${server.url.replace('127.0.0.1', 'localhost')}/t/`)
-  return job as { id: string; tracking_url: string }
+  expect(texted).toBe(job.tracking_url)
+  expect(texted).toStartWith(`${server.url.replace('127.0.0.1', 'localhost')}/t/`)
+  return { id: job.id as string, tracking_url: texted }
 }
 async function phonePage(opts: { geolocation?: boolean; width?: number } = {}): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
