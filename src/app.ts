@@ -80,6 +80,7 @@ export function createApp(appDeps: AppDeps) {
     }
     return byRoute.get(route)?.get(method)
   }
+  const account = accountRoutes(auth, deps, authorize)
   let app: any
   // normalize: false makes unknown fields a 422 instead of silently stripping them; no t.Transform
   // schemas are used, so the per-response encode pass is skipped.
@@ -100,7 +101,7 @@ export function createApp(appDeps: AppDeps) {
     .use(healthRoutes({ databaseAnswers: databasePinger(deps.db), isDraining: deps.isDraining }))
     .use(docsRoutes(() => buildApiDocument(app, deps.config.publicUrl)))
     .use(assetRoutes())
-    .use(accountRoutes(auth, deps))
+    .use(account.routes)
     .use(jobRoutes(auth, deps))
     .use(unitRoutes(auth, deps))
     .use(serviceRoutes(auth, deps))
@@ -119,7 +120,9 @@ export function createApp(appDeps: AppDeps) {
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)
   compileReadsSynchronously(app.routes)
-  return app as Elysia
+  // GET routes the fetch handler answers itself when the URL is exactly their path (no query).
+  const preRouted = new Map<string, (request: Request) => Response>([['/api/v1/me', account.preRouted]])
+  return { app: app as Elysia, preRouted }
 }
 
 /**
@@ -186,8 +189,8 @@ function destructuredParameters(source: string): string | null {
  * has resolved, `ready` answers the same without that check (serve switches to it).
  */
 export function createHandler(deps: AppDeps) {
-  const app = createApp(deps)
-  const ready = createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl })
+  const { app, preRouted } = createApp(deps)
+  const ready = createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl, preRouted })
   const assets = loadPageAssets()
   let loaded = false
   assets.then(() => { loaded = true }, () => {})

@@ -290,7 +290,15 @@ export interface PeerSource { requestIP(request: Request): { address: string } |
  */
 export function createFetchHandler(
   app: { fetch: (req: Request) => Promise<Response> | Response },
-  deps: { logger: Logger; isDraining?: () => boolean; publicUrl?: string; tileUrl?: string | null },
+  deps: {
+    logger: Logger; isDraining?: () => boolean; publicUrl?: string; tileUrl?: string | null
+    /**
+     * GET answers by exact path (no query string) that skip Elysia's router and hooks: each
+     * authorizes as its route does and builds the same response (tests compare the two); an
+     * error it throws is answered as the route's would be.
+     */
+    preRouted?: ReadonlyMap<string, (request: Request) => Response>
+  },
 ) {
   const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl, tileUrl: deps.tileUrl })
   const accessLog = createAccessLog(deps.logger)
@@ -335,9 +343,8 @@ export function createFetchHandler(
     // Elysia finds the path by searching for "/" from index 11 of the URL, so a short Host
     // (a proxy's upstream named "api", say) would route /api/v1/me as /v1/me. Rebuild those.
     const url = original.url
-    const request = url.indexOf('/', url.indexOf('//') + 2) < 11
-      ? new Request('http://localhost' + url.slice(url.indexOf('/', url.indexOf('//') + 2)), original)
-      : original
+    const pathAt = url.indexOf('/', url.indexOf('//') + 2)
+    const request = pathAt < 11 ? new Request('http://localhost' + url.slice(pathAt), original) : original
     const incoming = request.headers.get('request-id') ?? request.headers.get('x-request-id')
     const info = requestInfo(request)
     // Known before the app runs, so error pages and error log lines can name it.
@@ -345,7 +352,8 @@ export function createFetchHandler(
     if (server) info.peer = () => server.requestIP(original)?.address
     let answer: Response | Promise<Response>
     try {
-      answer = app.fetch(request)
+      const direct = deps.preRouted && request.method === 'GET' && url.indexOf('?', pathAt) === -1 ? deps.preRouted.get(url.slice(pathAt)) : undefined
+      answer = direct ? direct(request) : app.fetch(request)
     } catch (err) {
       answer = threw(request, err)
     }
