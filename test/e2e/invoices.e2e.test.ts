@@ -123,6 +123,13 @@ describe('invoices in Chromium, with the webhook receiver', () => {
     await pay(page, jobId, 'INV-0001', '135', 'card', 'invoice_paid')
     await customer.getByRole('link', { name: 'Pay', exact: true }).waitFor({ state: 'detached', timeout: 5000 })
     expect(await invoice(page, 'INV-0001').getByRole('button', { name: 'Record payment' }).count()).toBe(0)
+    // The customer's own view of the invoice behind their link (a receipt now): what it says to them, axe, 360 px.
+    await customer.goto(`${trackingUrl}/invoice`)
+    expect(await customer.getByRole('heading', { level: 1 }).innerText()).toBe('Invoice INV-0001')
+    expect(await customer.locator('body').innerText()).not.toContain(jobId)
+    await expectAccessible(customer)
+    await customer.setViewportSize({ width: 360, height: 740 })
+    await expectNoHorizontalOverflow(customer, { scrollers: ['.table-scroll'] })
     got = await deliveries(4)
     expect(got[3]).toEqual({ type: 'job.payment_updated', from: 'issued', to: 'paid', actor: 'dispatcher', detail: { invoice_id: invoiceId, invoice_number: 'INV-0001', total_cents: 18500, amount_paid_cents: 18500, amount_cents: 13500, method: 'card' }, byUser: true })
 
