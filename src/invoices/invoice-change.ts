@@ -1,3 +1,4 @@
+import { requirePermission } from '../accounts/actor'
 import { inTransaction, type Db } from '../db/client'
 import { commitJobChange } from '../jobs/commit-job-change'
 import { loadWritableJob } from '../jobs/job-context'
@@ -23,6 +24,7 @@ export function invoiceRefused(inv: InvoiceRow, what: string, why?: string): App
  * job's timeline through the commit every job change takes.
  */
 export function changeInvoice(ctx: OperationContext, invoiceId: string, step: (tx: Db, inv: InvoiceRow, now: number) => { after: InvoiceRow; extra?: Record<string, unknown> }): InvoiceView {
+  requirePermission(ctx.actor, 'jobs:write')
   return inTransaction(ctx.db, (tx) => {
     const inv = findInvoiceOrThrow(tx, ctx.scope, invoiceId)
     const job = loadWritableJob(ctx, tx, inv.jobId, 'jobs:write')

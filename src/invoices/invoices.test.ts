@@ -165,7 +165,7 @@ describe('the operations and their job.payment_updated', () => {
     expect(issueInvoice(dispatcher(), mine.id, { lines: TOW }).number).toBe('INV-10000')
   })
 
-  test('another account\'s job or invoice is not found (404); an archived job refuses invoicing (409); a key has no say in invoices', async () => {
+  test('another account\'s job or invoice is not found (404); a customer\'s link may not (403); an archived job refuses invoicing (409); a key has no say in invoices', async () => {
     const job = await makeJob(api, key)
     const inv = issueInvoice(dispatcher(), job.id, { lines: TOW })
     const other = api.account('Other Towing')
@@ -173,6 +173,11 @@ describe('the operations and their job.payment_updated', () => {
     const before = await everything(job.id)
     for (const run of [() => issueInvoice(stranger, job.id, { lines: TOW }), () => recordPayment(stranger, inv.id, { amountCents: 100, method: 'cash' }), () => voidInvoice(stranger, inv.id), () => writeOffInvoice(stranger, inv.id), () => listJobInvoices(stranger, job.id)]) {
       expect(refused(run).status).toBe(404)
+    }
+    // Only the account's dashboard users (and the console) invoice: a customer's or driver's link is 403 before any input is read.
+    const customer = api.contexts.forCustomer({ accountId: api.accountId, jobId: job.id })
+    for (const run of [() => issueInvoice(customer, job.id, { lines: [] }), () => recordPayment(customer, inv.id, { amountCents: 0, method: '' }), () => voidInvoice(customer, inv.id), () => writeOffInvoice(customer, inv.id)]) {
+      expect(refused(run).errorCode).toBe('forbidden')
     }
     archive(api, job.id)
     const archived = await everything(job.id)

@@ -1,3 +1,4 @@
+import { requirePermission } from '../accounts/actor'
 import { inTransaction } from '../db/client'
 import { commitJobChange } from '../jobs/commit-job-change'
 import { loadWritableJob } from '../jobs/job-context'
@@ -48,6 +49,7 @@ export function lineProblems(lines: InvoiceLine[]): FieldProblem[] {
  * (from null, to issued). An archived job refuses (409 invalid_state).
  */
 export function issueInvoice(ctx: OperationContext, jobId: string, input: { lines: InvoiceLine[] }): InvoiceView {
+  requirePermission(ctx.actor, 'jobs:write')
   const lines = input.lines.map((l) => ({ description: l.description.trim(), amount_cents: l.amount_cents }))
   const problems = lineProblems(lines)
   if (problems.length) throw validationFailed(problems, `The invoice was not issued: ${problems[0]!.path}: ${problems[0]!.message}.`)

@@ -1,3 +1,4 @@
+import { requirePermission } from '../accounts/actor'
 import type { OperationContext } from '../operations/operation-context'
 import { validationFailed } from '../platform/errors'
 import { newId } from '../platform/ids'
@@ -18,6 +19,7 @@ export const MAX_METHOD = 40
  * invoice refuses (409 invalid_state).
  */
 export function recordPayment(ctx: OperationContext, invoiceId: string, input: { amountCents: number; method: string }): InvoiceView {
+  requirePermission(ctx.actor, 'jobs:write')
   const method = input.method.trim()
   const problems: FieldProblem[] = []
   if (!Number.isSafeInteger(input.amountCents) || input.amountCents <= 0) problems.push({ path: 'amount', message: 'must be an amount above $0.00, in dollars and cents, e.g. 185.00' })
