@@ -8,6 +8,8 @@ import { listJobSignatures, type SignatureListing } from '../jobs/job-signatures
 import type { JobView } from '../jobs/job.view'
 import { presentJob } from '../jobs/present-job'
 import type { OperationContext } from '../operations/operation-context'
+import { listJobInvoices } from '../invoices/list-job-invoices'
+import type { InvoiceView } from '../invoices/invoice.view'
 import { listJobTexts } from '../texts/list-texts'
 import type { TextMessage } from '../texts/text.model'
 import { listUnitsPage } from '../units/list-units'
@@ -33,6 +35,8 @@ export interface JobPageData {
   photos: PhotoListing[]
   /** The signatures the driver captured, oldest first. */
   signatures: SignatureListing[]
+  /** The job's invoices with their payments, oldest first. */
+  invoices: InvoiceView[]
   /** Who the timeline's `detail.user_id` / `key_id` / `unit_id` name: id → what to show. */
   names: Map<string, string>
   /** The job's event count when read: a form posted from this page says which version it saw. */
@@ -54,7 +58,7 @@ export function readJobPage(ctx: OperationContext, id: string): JobPageData {
   for (const u of listUsers(db, row.accountId)) names.set(u.id, u.email)
   for (const k of listKeys(db, row.accountId)) names.set(k.id, `key ${k.name}`)
   for (const u of units) names.set(u.id, u.name)
-  return { job, driverUrl: driverUrlOf(links, row), events, texts, units, photos: listJobPhotos(ctx, row.id), signatures: listJobSignatures(ctx, row.id), names, version: row.eventSeq }
+  return { job, driverUrl: driverUrlOf(links, row), events, texts, units, photos: listJobPhotos(ctx, row.id), signatures: listJobSignatures(ctx, row.id), invoices: listJobInvoices(ctx, row.id), names, version: row.eventSeq }
 }
 
 /** The job as it is now, for comparing a posted edit form with: its version (event count), status and the API's view. */

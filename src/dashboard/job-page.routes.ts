@@ -27,6 +27,7 @@ import type { SessionUser } from '../users/sessions'
 import { readJobNow, readJobPage } from './job-page.data'
 import { editValues, jobPageBody, JOB_ACTIONS, type JobAction, type JobPageState } from './job.page'
 import { STATUS_LABELS } from './labels'
+import { INVOICE_DONE } from '../invoices/invoice.page'
 import { dashboardPage } from './shell'
 
 /** What a done action says on the page it returns to (`?done=`): only these words, never text from the URL. */
@@ -35,6 +36,7 @@ const DONE: Record<string, string> = {
   unassigned: 'Unit taken off the job.', reopened: 'Job reopened.', note: 'Note added.', archived: 'Job archived.', restored: 'Job restored.',
   tracking_link: 'New tracking link made; the old one no longer works.', driver_link: 'Driver link sent again.',
   driver_link_skipped: 'The driver link text was not sent (see Timeline for why).', photo: 'Photo added.', saved: 'Changes saved.', unchanged: 'Nothing to save: no field was changed.',
+  ...INVOICE_DONE,
 }
 
 const checkUpdate = compileChecker(UpdateJobBody, 'body')
@@ -142,13 +144,17 @@ function fieldFor(action: JobAction, path: string): string {
   return EDIT_FIELD_OF[p] ?? p
 }
 
+/** The job page as it is now, saying `state` (an alert, a refused form with what was typed): what every action on the page answers a refusal with. */
+export function jobPageResponse(deps: Pick<RouteDeps, 'bus'>, ctx: OperationContext, user: SessionUser, id: string, state: Omit<JobPageState, 'formKey'> & { formKey?: string }, status = 200): Response {
+  const data = readJobPage(ctx, id)
+  const body = jobPageBody(data, { formKey: state.formKey ?? randomBase62(24), ...state }, deps.bus.position)
+  return dashboardPage({ title: data.job.customer.name, user, active: 'jobs', body: body.text, status, scripts: ['dashboard.js', 'job.js'] })
+}
+
 /** `/jobs/{id}`: the job page, and its actions (each a form posting to `/jobs/{id}/<action>`). */
 export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
-  const render = (ctx: OperationContext, user: SessionUser, id: string, state: Omit<JobPageState, 'formKey'> & { formKey?: string }, status = 200) => {
-    const data = readJobPage(ctx, id)
-    const body = jobPageBody(data, { formKey: state.formKey ?? randomBase62(24), ...state }, deps.bus.position)
-    return dashboardPage({ title: data.job.customer.name, user, active: 'jobs', body: body.text, status, scripts: ['dashboard.js', 'job.js'] })
-  }
+  const render = (ctx: OperationContext, user: SessionUser, id: string, state: Omit<JobPageState, 'formKey'> & { formKey?: string }, status = 200) =>
+    jobPageResponse(deps, ctx, user, id, state, status)
 
   /**
    * Runs one posted action: its form's idempotency key around the operation, then 303 back to the

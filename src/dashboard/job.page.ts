@@ -10,6 +10,8 @@ import { blankForm, checkboxField, formAlert, inputField, selectField, textareaF
 import type { JobPageData, PageEvent } from './job-page.data'
 import { STATUS_LABELS } from './labels'
 import { vehicleLine } from './board.page'
+import { dollarsText } from '../platform/money'
+import { invoicesSection, type InvoiceSectionState } from '../invoices/invoice.page'
 
 /** The actions of the job page, by the path segment they post to. */
 export const JOB_ACTIONS = ['move', 'cancel', 'assign', 'unassign', 'reopen', 'note', 'photo', 'archive', 'restore', 'tracking-link', 'driver-link', 'edit'] as const
@@ -25,6 +27,8 @@ export interface JobPageState {
   forms?: Partial<Record<JobAction, FormState>>
   /** The key each form sends, so a double submit does one thing. */
   formKey: string
+  /** The invoice form that was refused, with what was typed and its messages. */
+  invoices?: InvoiceSectionState
 }
 
 const label = (s: string) => STATUS_LABELS[s as JobStatus] ?? s
@@ -270,6 +274,7 @@ function eventText(e: PageEvent): string {
     case 'job.rating_received': return `Customer rated the job ${String(e.detail.rating ?? '')} out of 5${e.detail.comment ? `: ${String(e.detail.comment)}` : ''}`
     case 'job.signature_captured': return `Signature of ${String(e.detail.signer_name ?? '')}`
     case 'job.driver_acknowledged': return 'The driver acknowledged the job'
+    case 'job.payment_updated': return e.detail.invoice_number ? `Invoice ${String(e.detail.invoice_number)} ${String(e.to ?? '').replace(/_/g, ' ')}: ${dollarsText(Number(e.detail.amount_paid_cents ?? 0))} of ${dollarsText(Number(e.detail.total_cents ?? 0))} paid` : 'Payment updated'
     case 'job.photo_added': return `Photo added (${String(e.detail.content_type ?? '')}, ${Math.round(Number(e.detail.bytes ?? 0) / 1024)} KB)`
     default: return e.type.replace(/^job\./, '').replace(/_/g, ' ')
   }
@@ -306,6 +311,7 @@ export function jobPageBody(d: JobPageData, s: JobPageState, livePosition: numbe
 ${statusSection(d, s)}
 ${unitSection(d, s)}
 ${fieldsSection(d)}
+${invoicesSection(job, d.invoices, { formKey: s.formKey, state: s.invoices, names: d.names })}
 ${editSection(d, s)}
 ${notesSection(d, s)}
 ${messagesSection(d)}

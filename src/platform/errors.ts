@@ -17,7 +17,7 @@ export const ERROR_CATALOG = {
   conflict: { status: 409, when: 'Another job on the account already has that external_ref (details.existing_job_id).' },
   job_transition_refused: { status: 409, when: 'The status move is not allowed (details.from, details.to, details.reason when known).' },
   job_stale: { status: 409, when: 'expected_status was sent and the job is in another status (details.expected_status, details.current_status).' },
-  invalid_state: { status: 409, when: 'The job is archived (restore it first), or not in a state the action needs, such as a driver link to send with no unit on the job (details.reason).' },
+  invalid_state: { status: 409, when: 'The job is archived (restore it first), or not in a state the action needs, such as a driver link to send with no unit on the job, or an invoice whose status refuses the step (details.reason).' },
   delivery_in_flight: { status: 409, when: 'The webhook delivery is being attempted right now (a resend waits for that attempt to finish).' },
   link_gone: { status: 410, when: 'A tracking or driver link that was replaced, taken back (reassign, unassign) or expired after its job finished (details.reason).' },
   payload_too_large: { status: 413, when: 'The body is over its route\'s cap (256 KiB for the API), counted while reading (details.limit_bytes).' },

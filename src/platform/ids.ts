@@ -2,7 +2,7 @@
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ' // Crockford base32
 /** `acct` is a tenant (a towing company using Towline); `cac` an entry of its commercial accounts directory (a motor club, a police agency...). */
-export type IdPrefix = 'job' | 'unit' | 'svc' | 'note' | 'evt' | 'whk' | 'dlv' | 'key' | 'acct' | 'cac' | 'site' | 'req' | 'txt' | 'usr' | 'ses' | 'att' | 'rate' | 'pho' | 'sig'
+export type IdPrefix = 'job' | 'unit' | 'svc' | 'note' | 'evt' | 'whk' | 'dlv' | 'key' | 'acct' | 'cac' | 'site' | 'req' | 'txt' | 'usr' | 'ses' | 'att' | 'rate' | 'pho' | 'sig' | 'inv' | 'pay'
 
 let lastMs = -1
 const lastRand = new Uint8Array(16)

@@ -3,12 +3,14 @@
  * answers it as JSON, and the live stream sends it on each change, so the three cannot disagree.
  * The privacy rules live here, once: only what a stranded customer should see of their own job
  * (company, status, unit name, ETA, the truck's position while it comes to them, where their
- * vehicle goes, customer-visible notes). Never the driver's phone, internal notes, prices (only an
- * issued invoice's total), payment method, ids of units, keys or users, or any other job.
+ * vehicle goes, customer-visible notes). Never the driver's phone, internal notes, prices (only what
+ * is due on an issued invoice, beside its Pay link), payment method, ids of units, keys or users, or any other job.
  */
 import { findAccountById } from '../accounts/account.queries'
 import type { Db } from '../db/client'
 import type { PayableInvoice } from '../jobs/open-payment-link'
+import { findPayableInvoiceRow } from '../invoices/invoice.queries'
+import { amountDue, invoiceNumberText } from '../invoices/invoice.view'
 import { isFinished, type JobStatus } from '../jobs/job-status'
 import type { JobRow } from '../jobs/job.view'
 import { iso } from '../platform/clock'
@@ -56,18 +58,17 @@ export interface TrackingState {
   can_share_location: boolean
   /** The rating: offered once the job is completed, one per run. */
   rating: { open: boolean; value: number | null; comment: string | null; rated_at: string | null }
-  /** An issued, unpaid invoice's total and the Pay link, or null. */
-  invoice: { number: string; total_cents: number; pay_path: string } | null
+  /** The latest issued, unpaid invoice: its number, what is still due on it, and the Pay link; or null. No other price is ever shown. */
+  invoice: { number: string; amount_due_cents: number; pay_path: string } | null
   /** The live stream's position this state was read at (resume the stream after it). */
   stream_position: number
 }
 
-/**
- * The issued, unpaid invoice of a job, if any. Invoices arrive with the back-office issue; until
- * then no job has one, and the tracking page shows no price and no Pay link.
- */
-export function findPayableInvoice(_db: Db, _job: JobRow): PayableInvoice | null {
-  return null
+/** The job's latest issued, unpaid invoice (what its Pay link is for), or null: then the tracking page shows no price and no Pay link. */
+export function findPayableInvoice(db: Db, job: JobRow): PayableInvoice | null {
+  const inv = findPayableInvoiceRow(db, job.id)
+  if (!inv) return null
+  return { id: inv.id, number: invoiceNumberText(inv.number), total_cents: inv.totalCents, amount_due_cents: amountDue(inv) }
 }
 
 const NOTES_SHOWN = 50
@@ -129,7 +130,7 @@ export function readTrackingState(db: Db, job: JobRow, opts: { trackingPath: str
     notes: visibleNotes(db, job.id),
     can_share_location: !isFinished(status),
     rating: { open: status === 'completed' && job.rating === null, value: status === 'completed' ? job.rating : null, comment: status === 'completed' ? job.ratingComment : null, rated_at: status === 'completed' ? iso(job.ratedAt) : null },
-    invoice: invoice ? { number: invoice.number, total_cents: invoice.total_cents, pay_path: `${opts.trackingPath}/pay` } : null,
+    invoice: invoice ? { number: invoice.number, amount_due_cents: invoice.amount_due_cents, pay_path: `${opts.trackingPath}/pay` } : null,
     stream_position: opts.streamPosition,
   }
 }

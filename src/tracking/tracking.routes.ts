@@ -12,6 +12,9 @@ import { AppError, validationFailed } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
 import { RateLimiter } from '../platform/rate-limit'
 import { BODY_CAPS, routeProps } from '../platform/route-props'
+import { readCustomerInvoice } from '../invoices/get-invoice'
+import { invoiceDocumentHtml } from '../invoices/invoice.page'
+import { layout } from '../pages/layout'
 import { payLinkResponse } from './pay-link'
 import { TrackingHub, type TrackingMessage } from './tracking-hub'
 import { lookUpTracking, trackedJob } from './tracking-link'
@@ -134,8 +137,14 @@ export function trackingRoutes(deps: RouteDeps) {
       const wait = slowDown(params.token, job)
       if (wait) return wait
       const paymentUrl = findAccountById(deps.db, job.accountId)?.paymentUrl ?? null
-      return payLinkResponse(customer(job), job.id, findPayableInvoice(deps.db, job), paymentUrl)
+      return payLinkResponse(customer(job), job.id, findPayableInvoice(deps.db, job), paymentUrl, `${path(params.token)}/invoice`)
         ?? htmlResponse(nothingToPayPage(stateOf(params.token, job), path(params.token)))
+    }, { detail: { hide: true } })
+    .get('/t/:token/invoice', ({ params }) => {
+      const job = trackedJob(deps, params.token)
+      const doc = readCustomerInvoice(deps.db, job)
+      if (!doc) return htmlResponse(nothingToPayPage(stateOf(params.token, job), path(params.token)))
+      return htmlResponse(layout({ title: `Invoice ${doc.invoice.number}`, body: invoiceDocumentHtml(doc, { customer: true, backHref: path(params.token), backText: 'Back to your tow' }) }))
     }, { detail: { hide: true } })
 }
 

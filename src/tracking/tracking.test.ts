@@ -12,6 +12,8 @@ import { addNote } from '../jobs/add-note'
 import { replaceTrackingLink } from '../jobs/replace-tracking-link'
 import { randomBase62 } from '../platform/ids'
 import { createUser } from '../users/create-user'
+import { issueInvoice } from '../invoices/issue-invoice'
+import { recordPayment } from '../invoices/record-payment'
 import { payLinkResponse } from './pay-link'
 import { TRACKING_STEPS } from './tracking-state'
 import { TRACKING_POSTS_PER_MINUTE } from './tracking.routes'
@@ -308,7 +310,7 @@ describe('the rating', () => {
 
 describe('Pay', () => {
   test('with no invoice the route says there is nothing to pay and emits nothing', async () => {
-    updateAccount(api.contexts.forOperator(api.accountId), { payment_url: 'https://pay.example.com/towline' } as never)
+    updateAccount(api.contexts.forOperator(api.accountId), { paymentUrl: 'https://pay.example.com/towline' })
     const { job } = await bringTo(api, key, 'completed')
     const before = await snapshot(api, key, job.id)
     const res = await get(`${pathOf(job.tracking_url)}/pay`)
@@ -317,18 +319,22 @@ describe('Pay', () => {
     await expectNothingWritten(api, key, before)
   })
 
-  test('given an issued unpaid invoice and the payment link: job.payment_link_opened (actor customer), then 303 with the invoice number and amount', async () => {
+  test('given an issued unpaid invoice and the payment link: job.payment_link_opened (actor customer), then 303 with the invoice number and the amount due', async () => {
     const { job } = await bringTo(api, key, 'completed')
-    const ctx = api.contexts.forCustomer({ accountId: api.accountId, jobId: job.id })
-    const invoice = { number: 'INV-0042', total_cents: 18505 }
-    const res = payLinkResponse(ctx, job.id, invoice, 'https://pay.example.com/towline?ref=joe')!
+    const invoice = issueInvoice(dispatcher(), job.id, { lines: [{ description: 'Tow', amount_cents: 18505 }] })
+    recordPayment(dispatcher(), invoice.id, { amountCents: 5000, method: 'cash' })
+    updateAccount(api.contexts.forOperator(api.accountId), { paymentUrl: 'https://pay.example.com/towline?ref=joe' })
+    const res = await get(`${pathOf(job.tracking_url)}/pay`)
     expect(res.status).toBe(303)
-    expect(res.headers.get('location')).toBe('https://pay.example.com/towline?ref=joe&invoice=INV-0042&amount=185.05')
-    expect((await eventsOf(job.id)).at(-1)).toMatchObject({ type: 'job.payment_link_opened', actor: 'customer', detail: { invoice_number: 'INV-0042', total_cents: 18505 } })
+    expect(res.location).toBe(`https://pay.example.com/towline?ref=joe&invoice=${invoice.number}&amount=135.05`)
+    const opened = (await eventsOf(job.id)).at(-1)
+    expect(opened).toMatchObject({ type: 'job.payment_link_opened', actor: 'customer' })
+    expect(opened.detail).toEqual({ invoice_id: invoice.id, invoice_number: invoice.number, total_cents: 18505, amount_due_cents: 13505 })
+    updateAccount(api.contexts.forOperator(api.accountId), { paymentUrl: null })
 
     const before = await snapshot(api, key, job.id)
-    expect(payLinkResponse(ctx, job.id, invoice, null)).toBeNull()
-    expect(payLinkResponse(ctx, job.id, null, 'https://pay.example.com/towline')).toBeNull()
+    const ctx = api.contexts.forCustomer({ accountId: api.accountId, jobId: job.id })
+    expect(payLinkResponse(ctx, job.id, null, 'https://pay.example.com/towline', '/t/x/invoice')).toBeNull()
     await expectNothingWritten(api, key, before)
   })
 })
