@@ -400,10 +400,10 @@ describe('the tracking page\'s Pay', () => {
     expect((await state()).invoice).toBeNull()
     const inv = issueInvoice(dispatcher(), job.id, { lines: TOW })
     recordPayment(dispatcher(), inv.id, { amountCents: 8500, method: 'cash' })
-    expect((await state()).invoice).toEqual({ number: 'INV-0001', amount_due_cents: 10000, pay_path: `${t}/pay` })
+    expect((await state()).invoice).toEqual({ number: 'INV-0001', total_cents: 18500, amount_due_cents: 10000, pay_path: `${t}/pay` })
     const page = await get(t)
-    expect(page.text).toContain(`Amount due on invoice INV-0001: $100.00 <a class="button" href="${t}/pay">Pay</a>`)
-    expect(page.text).not.toContain('$185.00')
+    // The invoice's total (the one price pages.md lets the customer see) and what is still due of it.
+    expect(page.text).toContain(`Invoice INV-0001: $185.00, $100.00 still due. <a class="button" href="${t}/pay">Pay</a>`)
 
     const pay = await get(`${t}/pay`)
     expect({ status: pay.status, location: pay.location }).toEqual({ status: 303, location: 'https://pay.example.com/towline?ref=joe&invoice=INV-0001&amount=100.00' })

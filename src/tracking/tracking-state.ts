@@ -58,8 +58,8 @@ export interface TrackingState {
   can_share_location: boolean
   /** The rating: offered once the job is completed, one per run. */
   rating: { open: boolean; value: number | null; comment: string | null; rated_at: string | null }
-  /** The latest issued, unpaid invoice: its number, what is still due on it, and the Pay link; or null. No other price is ever shown. */
-  invoice: { number: string; amount_due_cents: number; pay_path: string } | null
+  /** The latest issued, unpaid invoice: its number, its total, what is still due on it, and the Pay link; or null. No other price is ever shown. */
+  invoice: { number: string; total_cents: number; amount_due_cents: number; pay_path: string } | null
   /** The live stream's position this state was read at (resume the stream after it). */
   stream_position: number
 }
@@ -130,7 +130,7 @@ export function readTrackingState(db: Db, job: JobRow, opts: { trackingPath: str
     notes: visibleNotes(db, job.id),
     can_share_location: !isFinished(status),
     rating: { open: status === 'completed' && job.rating === null, value: status === 'completed' ? job.rating : null, comment: status === 'completed' ? job.ratingComment : null, rated_at: status === 'completed' ? iso(job.ratedAt) : null },
-    invoice: invoice ? { number: invoice.number, amount_due_cents: invoice.amount_due_cents, pay_path: `${opts.trackingPath}/pay` } : null,
+    invoice: invoice ? { number: invoice.number, total_cents: invoice.total_cents, amount_due_cents: invoice.amount_due_cents, pay_path: `${opts.trackingPath}/pay` } : null,
     stream_position: opts.streamPosition,
   }
 }

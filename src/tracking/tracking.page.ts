@@ -46,7 +46,7 @@ export function liveHtml(s: TrackingState): Html {
 <p class="${ended ? 'notice track-next' : 'track-next'}">${s.next}</p>
 <ol class="steps">${steps}</ol>
 ${facts.length ? html`<dl class="facts track-facts">${facts}</dl>` : ''}
-${s.invoice ? html`<p class="track-pay">Amount due on invoice ${s.invoice.number}: ${dollarsText(s.invoice.amount_due_cents)} <a class="button" href="${s.invoice.pay_path}">Pay</a></p>` : ''}
+${s.invoice ? html`<p class="track-pay">Invoice ${s.invoice.number}: ${dollarsText(s.invoice.total_cents)}${s.invoice.amount_due_cents < s.invoice.total_cents ? `, ${dollarsText(s.invoice.amount_due_cents)} still due` : ''}. <a class="button" href="${s.invoice.pay_path}">Pay</a></p>` : ''}
 </section>
 ${s.notes.length ? html`<section class="track-section" aria-labelledby="h-notes"><h2 id="h-notes">Notes from ${s.company.name}</h2><ul class="notes">${s.notes.map((n) => html`<li><p>${n.text}</p><p class="muted">${time(n.created_at)}</p></li>`)}</ul></section>` : ''}`
 }

@@ -109,7 +109,7 @@ describe('invoices in Chromium, with the webhook receiver', () => {
     const phone = await d.browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, ignoreHTTPSErrors: true })
     const customer = await phone.newPage()
     await customer.goto(trackingUrl)
-    expect(await customer.getByText('Amount due on invoice INV-0001: $135.00').count()).toBe(1)
+    expect(await customer.getByText('Invoice INV-0001: $185.00, $135.00 still due.').count()).toBe(1)
     await customer.getByRole('link', { name: 'Pay', exact: true }).click()
     await customer.waitForURL(`https://127.0.0.1:${payPage.port}/pay?shop=joe&invoice=INV-0001&amount=135.00`)
     expect(await customer.getByRole('heading', { name: 'Pay Joe' }).count()).toBe(1)
