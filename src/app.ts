@@ -26,6 +26,7 @@ import { createSessionGuard, sessionPlugin, type PageRole } from './users/sessio
 import { signInRoutes } from './users/sign-in.routes'
 import { boardRoutes } from './dashboard/board.routes'
 import { newJobRoutes } from './dashboard/new-job.routes'
+import { commercialAccountRoutes } from './commercial-accounts/commercial-account.routes'
 import { jobPageRoutes } from './dashboard/job-page.routes'
 import { developersRoutes } from './developers/developers.routes'
 import { settingsRoutes } from './settings/settings.routes'
@@ -111,6 +112,7 @@ export function createApp(appDeps: AppDeps) {
     .use(signInRoutes(session, requireSession, deps))
     .use(boardRoutes(session, deps))
     .use(newJobRoutes(session, deps))
+    .use(commercialAccountRoutes(auth, session, deps))
     .use(trackingRoutes(deps))
     .use(jobPageRoutes(session, deps))
     .use(developersRoutes(session, deps))
