@@ -79,7 +79,7 @@ export function buildApiDocument(app: AnyElysia, publicUrl: string) {
       title: 'Towline API',
       version: OPENAPI_INFO_VERSION,
       description:
-        'Towing dispatch jobs, their timeline, units, services and webhooks. JSON in, JSON out. ' +
+        'Towing dispatch jobs, their timeline, units, services, the commercial accounts directory and webhooks. JSON in, JSON out. ' +
         'Authenticate with `Authorization: Bearer svc_live_...`; each operation names the scope it needs. ' +
         'Errors are `{ error: { code, message, details } }`; branch on `error.code`. ' +
         'Every response carries a `Request-Id` header. Clients must tolerate unknown fields.\n\n' +
