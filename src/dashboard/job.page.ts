@@ -175,7 +175,7 @@ ${inputField(form, { name: 'eta_minutes', label: 'ETA in minutes', type: 'number
 ${inputField(form, { name: 'quote', label: 'Quote', inputmode: 'decimal', hint: 'Dollars and cents, e.g. 185.00.' })}
 ${inputField(form, { name: 'final_price', label: 'Final price', inputmode: 'decimal', hint: 'Dollars and cents, e.g. 185.00.' })}
 ${inputField(form, { name: 'payment_method', label: 'Payment method', maxlength: 64, hint: 'e.g. card, cash, motor_club_account.' })}
-${commercialAccountSelect(form, d.commercialAccounts)}
+${commercialAccountSelect(form, d.commercialAccounts, job.commercial_account)}
 </fieldset>
 <button type="submit">Save changes</button>`)}
 </section>`
