@@ -77,6 +77,7 @@ describe('the OpenAPI document as integrators read it', () => {
       'DeliveryOutcome', 'JobList', 'JobEventList', 'UnitList', 'ServiceList', 'WebhookEndpointList', 'DeliveryAttemptList', 'JobTextList',
       'CreateJobRequest', 'UpdateJobRequest', 'AssignJobRequest', 'AddJobNoteRequest', 'ReopenJobRequest',
       'CreateWebhookEndpointRequest', 'UpdateWebhookEndpointRequest', 'JobWebhookEvent', 'PingWebhookEvent',
+      'CommercialAccount', 'CommercialAccountList',
     ]))
     const body = (path: string, method: string, status: string) => doc.paths[path][method].responses[status].content['application/json'].schema
     expect(body('/jobs/{id}', 'get', '200')).toEqual({ $ref: '#/components/schemas/Job' })
@@ -91,6 +92,24 @@ describe('the OpenAPI document as integrators read it', () => {
     expect(body('/jobs/{id}', 'get', '404')).toEqual({ $ref: '#/components/schemas/Error' })
     expect(doc.paths['/jobs'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CreateJobRequest' })
     expect(doc.paths['/jobs/{id}'].patch.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/UpdateJobRequest' })
+    expect(body('/accounts', 'get', '200')).toEqual({ $ref: '#/components/schemas/CommercialAccountList' })
+    expect(body('/accounts/{id}', 'get', '200')).toEqual({ $ref: '#/components/schemas/CommercialAccount' })
+    expect(doc.components.schemas.CommercialAccountList.properties.data.items).toEqual({ $ref: '#/components/schemas/CommercialAccount' })
+  })
+
+  test('the commercial accounts directory: its schema holds names, kinds and contacts and no private field; jobs name theirs', () => {
+    const account = doc.components.schemas.CommercialAccount
+    expect(Object.keys(account.properties)).toEqual(['object', 'id', 'name', 'kind', 'contacts', 'created_at', 'updated_at'])
+    expect(account.properties.object).toMatchObject({ const: 'commercial_account' })
+    expect(account.properties.kind.enum).toEqual(['motor_club', 'police', 'fleet', 'body_shop', 'dealer', 'insurance', 'municipality', 'private_property', 'other'])
+    expect(Object.keys(account.properties.contacts.items.properties)).toEqual(['name', 'role', 'phone', 'email'])
+    for (const path of ['/accounts', '/accounts/{id}']) {
+      expect({ path, scope: doc.paths[path].get['x-required-scope'], tags: doc.paths[path].get.tags }).toEqual({ path, scope: 'accounts:read', tags: ['Commercial accounts'] })
+      expect(Object.keys(doc.paths[path].get.responses)).toEqual(path === '/accounts' ? ['200', '401', '403', '422', '429', '500'] : ['200', '401', '403', '404', '429', '500'])
+    }
+    expect(doc.components.schemas.Job.properties.commercial_account).toMatchObject({ anyOf: [{ type: 'object', required: ['id', 'name'] }, { type: 'null' }] })
+    expect(doc.components.schemas.Job.required).toContain('commercial_account')
+    for (const body of ['CreateJobRequest', 'UpdateJobRequest']) expect(doc.components.schemas[body].properties.commercial_account_id).toMatchObject({ type: ['string', 'null'] })
   })
 
   test("operationIds are the SDK method names of the contract, each a camelCase verb and noun", () => {
@@ -117,6 +136,8 @@ describe('the OpenAPI document as integrators read it', () => {
       'POST /webhooks/{id}/test': 'testWebhookEndpoint',
       'GET /webhooks/{id}/deliveries': 'listWebhookDeliveries',
       'POST /webhooks/{id}/deliveries/{delivery_id}/retry': 'retryWebhookDelivery',
+      'GET /accounts': 'listCommercialAccounts',
+      'GET /accounts/{id}': 'getCommercialAccount',
     })
     for (const [label, id] of Object.entries(ids)) expect({ label, id, ok: /^(get|list|create|update|delete|add|assign|unassign|reopen|test|retry)[A-Z][A-Za-z]*$/.test(id) }).toEqual({ label, id, ok: true })
   })
@@ -136,7 +157,7 @@ describe('the OpenAPI document as integrators read it', () => {
 
   test('limit is the integer integrators send, 1 to 100', () => {
     const limits = operations().flatMap(({ label, op }) => (op.parameters ?? []).filter((p: any) => p.name === 'limit').map((p: any) => ({ label, schema: p.schema })))
-    expect(limits.length).toBe(7)
+    expect(limits.length).toBe(8)
     for (const l of limits) expect(l).toEqual({ label: l.label, schema: { type: 'integer', minimum: 1, maximum: 100, default: expect.any(Number) } })
   })
 

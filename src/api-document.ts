@@ -19,6 +19,7 @@ const TAGS = [
   { name: 'Jobs', description: 'Towing jobs: create, change status, assign units, notes, reopen; the timeline of events and the texts each job caused.' },
   { name: 'Roster', description: 'Units (trucks and their drivers) with their last shared position.' },
   { name: 'Services', description: 'The services the company offers and their rate cards.' },
+  { name: 'Commercial accounts', description: 'The directory of motor clubs, police agencies, fleets and other commercial accounts the company works for: names, kinds and contacts (never rates, billing addresses or internal notes). Jobs name theirs in commercial_account.' },
   { name: 'Webhooks', description: 'Endpoints that receive signed job events, their delivery attempts, and the events themselves (the webhooks section).' },
 ]
 
@@ -78,7 +79,7 @@ export function buildApiDocument(app: AnyElysia, publicUrl: string) {
       title: 'Towline API',
       version: OPENAPI_INFO_VERSION,
       description:
-        'Towing dispatch jobs, their timeline, units, services and webhooks. JSON in, JSON out. ' +
+        'Towing dispatch jobs, their timeline, units, services, the commercial accounts directory and webhooks. JSON in, JSON out. ' +
         'Authenticate with `Authorization: Bearer svc_live_...`; each operation names the scope it needs. ' +
         'Errors are `{ error: { code, message, details } }`; branch on `error.code`. ' +
         'Every response carries a `Request-Id` header. Clients must tolerate unknown fields.\n\n' +

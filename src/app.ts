@@ -27,6 +27,7 @@ import { signInRoutes } from './users/sign-in.routes'
 import { boardRoutes } from './dashboard/board.routes'
 import { newJobRoutes } from './dashboard/new-job.routes'
 import { invoiceRoutes } from './invoices/invoice.routes'
+import { commercialAccountRoutes } from './commercial-accounts/commercial-account.routes'
 import { jobPageRoutes } from './dashboard/job-page.routes'
 import { developersRoutes } from './developers/developers.routes'
 import { settingsRoutes } from './settings/settings.routes'
@@ -113,6 +114,7 @@ export function createApp(appDeps: AppDeps) {
     .use(boardRoutes(session, deps))
     .use(newJobRoutes(session, deps))
     .use(invoiceRoutes(session, deps))
+    .use(commercialAccountRoutes(auth, session, deps))
     .use(trackingRoutes(deps))
     .use(jobPageRoutes(session, deps))
     .use(developersRoutes(session, deps))

@@ -6,6 +6,7 @@
 import { expect } from 'bun:test'
 import type { TestApi } from './kit'
 import { addUnit } from '../src/units/add-unit'
+import { createCommercialAccount } from '../src/commercial-accounts/create-commercial-account'
 
 /** A webhook target that refuses connections at once: nothing ever leaves this machine. */
 export const CLOSED_TARGET = 'https://127.0.0.1:9/hook'
@@ -13,7 +14,10 @@ export const CLOSED_TARGET = 'https://127.0.0.1:9/hook'
 /** Ids of one resource of each kind, by the kind a path parameter names (`jobs` for `/jobs/{id}`, `delivery` for `{delivery_id}`). */
 export type ResourceIds = Record<string, string>
 
-/** Makes a job, a unit, a webhook endpoint and a delivery for the key's account. Needs TOWLINE_WEBHOOK_ALLOW_PRIVATE=1. */
+/**
+ * Makes a job, a unit, a webhook endpoint, a delivery and a commercial account (made as the console
+ * would: the API only reads the directory) for the key's account. Needs TOWLINE_WEBHOOK_ALLOW_PRIVATE=1.
+ */
 export async function makeResources(api: TestApi, key: string, accountId: string, name: string, opts: { siteIds?: string[] } = {}): Promise<ResourceIds> {
   const send = async (method: string, path: string, body: unknown) => {
     const res = await api.request(method, `/api/v1${path}`, { key, body })
@@ -28,7 +32,8 @@ export async function makeResources(api: TestApi, key: string, accountId: string
   const ping = await api.request('POST', `/api/v1/webhooks/${endpoint.id}/test`, { key })
   const delivery = ((await ping.json()) as { delivery_id?: string }).delivery_id
   expect({ step: 'POST /webhooks/{id}/test', status: ping.status, delivery }).toEqual({ step: 'POST /webhooks/{id}/test', status: 200, delivery: expect.stringMatching(/^dlv_/) })
-  return { jobs: job.id, units: unit.id, webhooks: endpoint.id, delivery: delivery!, device: unit.deviceId }
+  const commercial = createCommercialAccount(api.contexts.forOperator(accountId), { name: `${name} motor club`, kind: 'motor_club', contacts: [{ name: `${name} desk`, phone: '+15035550100' }] })
+  return { jobs: job.id, units: unit.id, webhooks: endpoint.id, delivery: delivery!, device: unit.deviceId, accounts: commercial.id }
 }
 
 /** The kind of resource a path parameter names: the segment before `{id}`, or the name of `{x_id}`. */

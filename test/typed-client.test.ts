@@ -13,6 +13,7 @@ import openapiTS, { astToString } from 'openapi-typescript'
 import { startTestApi, type TestApi } from './kit'
 import { CLOSED_TARGET } from './resources'
 import { addUnit } from '../src/units/add-unit'
+import { createCommercialAccount } from '../src/commercial-accounts/create-commercial-account'
 
 const ROOT = resolve(import.meta.dir, '..')
 let api: TestApi
@@ -47,7 +48,8 @@ test("a client generated from the document typechecks under strict with no casts
 
   const unit = addUnit(api.db, api.clock, { accountId: api.accountId, name: 'Truck 7', driverName: 'Bo Diaz', driverPhone: '+15035550188' })
   const { driveAJob } = await import(join(dir, 'drive-a-job.ts'))
-  const trip = await driveAJob(`${server.url}api/v1`, api.key('all'), unit.id, CLOSED_TARGET)
+  const club = createCommercialAccount(api.contexts.forOperator(api.accountId), { name: 'AAA Oregon', kind: 'motor_club', contacts: [{ name: 'Dispatch desk', phone: '+15035550150' }], rates: 'hook 95.00' })
+  const trip = await driveAJob(`${server.url}api/v1`, api.key('all'), unit.id, CLOSED_TARGET, club.id)
   expect(trip).toEqual({
     scopes: expect.arrayContaining(['jobs:read', 'jobs:write', 'webhooks:manage']),
     readsPerMinute: 600,
@@ -67,6 +69,9 @@ test("a client generated from the document typechecks under strict with no casts
     pausedReason: 'manual',
     deliveries: 2,
     deleted: true,
+    commercialAccount: 'AAA Oregon',
+    directory: [{ name: 'AAA Oregon', kind: 'motor_club', contacts: 1 }],
+    clearedCommercialAccount: true,
   })
   expect(trip.sequences).toEqual(trip.sequences.map((_: number, i: number) => i + 1))
   expect(trip.texts).toBeGreaterThan(0)

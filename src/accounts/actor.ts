@@ -18,12 +18,13 @@ export type ActorKind = Actor['kind']
 /**
  * What an operation may require. The API scopes, plus what only a dashboard owner may do, plus
  * what a job's links allow: `jobs:drive` (the driver's page of that job) and `jobs:track`
- * (the customer's tracking page of that job).
+ * (the customer's tracking page of that job). `commercial_accounts:manage` (editing the commercial
+ * accounts directory) is no API scope: owners and dispatchers edit it in the dashboard.
  */
-export type Permission = Scope | 'keys:manage' | 'users:manage' | 'settings:manage' | 'jobs:drive' | 'jobs:track'
+export type Permission = Scope | 'keys:manage' | 'users:manage' | 'settings:manage' | 'commercial_accounts:manage' | 'jobs:drive' | 'jobs:track'
 
 const OWNER_ONLY: readonly Permission[] = ['webhooks:manage', 'keys:manage', 'users:manage', 'settings:manage']
-const EVERYTHING: readonly Permission[] = [...SCOPES, 'keys:manage', 'users:manage', 'settings:manage']
+const EVERYTHING: readonly Permission[] = [...SCOPES, 'keys:manage', 'users:manage', 'settings:manage', 'commercial_accounts:manage']
 
 /** Tells whether an actor holds a permission (a driver's or customer's only on their own job, which their scope enforces). */
 export function can(actor: Actor, permission: Permission): boolean {

@@ -26,12 +26,12 @@ describe('scopes', () => {
  * Runs the shared isolation check for `mine` (a key holding every scope) against resources made
  * by `theirs`, and checks nothing was written.
  */
-async function checkIsolation(iso: TestApi, mine: string, own: Record<string, string>, theirs: Record<string, string>) {
+async function checkIsolation(iso: TestApi, mine: string, own: Record<string, string>, theirs: Record<string, string>, accountWide: string[] = []) {
   const before = databaseFingerprint(iso.db)
   const doc = await (await iso.request('GET', '/api/v1/openapi.json')).json()
   await checkOtherAccountsLookUnknown(doc,
     (method, path, body) => iso.request(method, path, { key: mine, body }),
-    { own, theirs, kindOf, unknownIdOf: (kind) => unknownIdOf(kind, theirs) },
+    { own, theirs, kindOf, unknownIdOf: (kind) => unknownIdOf(kind, theirs), accountWide },
     (method, path) => validBodyFor(method, path, own))
   expect(databaseFingerprint(iso.db)).toEqual(before)
 }
@@ -59,7 +59,10 @@ describe('isolation', () => {
       const mine = iso.key('all', { sites: [north] })
       const own = await makeResources(iso, mine, iso.accountId, 'north', { siteIds: [north] })
       const theirs = await makeResources(iso, iso.key('all', { sites: [south] }), iso.accountId, 'south', { siteIds: [south] })
-      await checkIsolation(iso, mine, own, theirs)
+      // The commercial accounts directory belongs to the whole account: a key limited to a site reads every entry.
+      await checkIsolation(iso, mine, own, theirs, ['accounts'])
+      const shared = await iso.request('GET', `/api/v1/accounts/${theirs.accounts}`, { key: mine })
+      expect(shared.status).toBe(200)
     } finally {
       iso.close()
     }

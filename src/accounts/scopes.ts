@@ -13,7 +13,7 @@ export const SCOPE_MEANINGS: Record<Scope, string> = {
   'roster:read': "Read units (trucks and drivers) and their positions, and see drivers' numbers in texts.",
   'services:read': 'Read services and their rate cards.',
   'webhooks:manage': 'Add, change and remove webhook endpoints; read their deliveries.',
-  'accounts:read': 'Read the commercial accounts directory (motor clubs, police, fleets...), not the tenant account; no operation needs it yet.',
+  'accounts:read': 'Read the commercial accounts directory (GET /accounts, GET /accounts/{id}): the names, kinds and contacts of the motor clubs, police agencies, fleets... the company works for, never their rates, billing addresses or internal notes. Not the tenant account (GET /me).',
 }
 
 /** Tells whether a string names a known scope. */

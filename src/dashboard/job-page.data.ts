@@ -14,6 +14,8 @@ import { listJobTexts } from '../texts/list-texts'
 import type { TextMessage } from '../texts/text.model'
 import { listUnitsPage } from '../units/list-units'
 import { listUsers } from '../users/user.queries'
+import { listCommercialAccountChoices } from '../commercial-accounts/directory.data'
+import type { CommercialAccountRef } from '../commercial-accounts/commercial-account.model'
 
 /** A timeline event as the job page shows it. */
 export type PageEvent = ReturnType<typeof jobEventView>
@@ -31,6 +33,8 @@ export interface JobPageData {
   /** The texts, oldest first (at most 500). */
   texts: TextMessage[]
   units: UnitChoice[]
+  /** The choices of the edit form's Commercial account select. */
+  commercialAccounts: CommercialAccountRef[]
   /** The photos, oldest first (the bytes are fetched by each image). */
   photos: PhotoListing[]
   /** The signatures the driver captured, oldest first. */
@@ -58,7 +62,7 @@ export function readJobPage(ctx: OperationContext, id: string): JobPageData {
   for (const u of listUsers(db, row.accountId)) names.set(u.id, u.email)
   for (const k of listKeys(db, row.accountId)) names.set(k.id, `key ${k.name}`)
   for (const u of units) names.set(u.id, u.name)
-  return { job, driverUrl: driverUrlOf(links, row), events, texts, units, photos: listJobPhotos(ctx, row.id), signatures: listJobSignatures(ctx, row.id), invoices: listJobInvoices(ctx, row.id), names, version: row.eventSeq }
+  return { job, driverUrl: driverUrlOf(links, row), events, texts, units, commercialAccounts: listCommercialAccountChoices(ctx), photos: listJobPhotos(ctx, row.id), signatures: listJobSignatures(ctx, row.id), invoices: listJobInvoices(ctx, row.id), names, version: row.eventSeq }
 }
 
 /** The job as it is now, for comparing a posted edit form with: its version (event count), status and the API's view. */

@@ -49,6 +49,7 @@ const EDIT_FIELD_OF: Record<string, string> = {
   destination: 'destination', 'vehicle.year': 'vehicle_year', 'vehicle.make': 'vehicle_make', 'vehicle.model': 'vehicle_model',
   'vehicle.color': 'vehicle_color', 'vehicle.plate': 'vehicle_plate', 'vehicle.vin': 'vehicle_vin', urgency: 'urgency',
   service_type: 'service_type', eta_at: 'eta_minutes', quote_cents: 'quote', final_price_cents: 'final_price', payment_method: 'payment_method',
+  commercial_account_id: 'commercial_account_id',
 }
 const cleanPath = (p: string) => p.replace(/^body\.?/, '').replace(/\//g, '.').replace(/^\./, '')
 
@@ -72,7 +73,7 @@ function editBody(ctx: OperationContext, current: Record<string, string>, f: For
   const vehicle: Record<string, unknown> = {}
   for (const k of ['year', 'make', 'model', 'color', 'plate', 'vin']) if (changed(`vehicle_${k}`)) vehicle[k] = orNull(`vehicle_${k}`)
   if (Object.keys(vehicle).length) body.vehicle = vehicle
-  for (const k of ['urgency', 'service_type', 'payment_method']) if (changed(k)) body[k] = orNull(k)
+  for (const k of ['urgency', 'service_type', 'payment_method', 'commercial_account_id']) if (changed(k)) body[k] = orNull(k)
   if (v('eta_minutes') !== '') {
     const m = /^\d{1,4}$/.test(v('eta_minutes')) ? Number(v('eta_minutes')) : NaN
     if (!(m >= 0 && m <= 1440)) problems.push({ path: 'eta_minutes', message: 'must be a whole number of minutes from 0 to 1440' })

@@ -12,6 +12,7 @@ import { STATUS_LABELS } from './labels'
 import { vehicleLine } from './board.page'
 import { dollarsText } from '../platform/money'
 import { invoicesSection, type InvoiceSectionState } from '../invoices/invoice.page'
+import { commercialAccountSelect } from '../commercial-accounts/commercial-account-select'
 
 /** The actions of the job page, by the path segment they post to. */
 export const JOB_ACTIONS = ['move', 'cancel', 'assign', 'unassign', 'reopen', 'note', 'photo', 'archive', 'restore', 'tracking-link', 'driver-link', 'edit'] as const
@@ -131,6 +132,7 @@ ${row('Service', job.service_type)}
 ${row('Reference', job.external_ref)}
 ${row('Source', job.source)}
 ${row('Payer', job.payer_type)}
+${row('Commercial account', job.commercial_account ? html`<a href="/accounts/${job.commercial_account.id}">${job.commercial_account.name}</a>` : null)}
 ${row('ETA', job.eta_at ? time(job.eta_at) : null)}
 ${row('Quote', job.quote_cents === null ? null : `$${money(job.quote_cents)}`)}
 ${row('Final price', job.final_price_cents === null ? null : `$${money(job.final_price_cents)}`)}
@@ -177,6 +179,7 @@ ${inputField(form, { name: 'eta_minutes', label: 'ETA in minutes', type: 'number
 ${inputField(form, { name: 'quote', label: 'Quote', inputmode: 'decimal', hint: 'Dollars and cents, e.g. 185.00.' })}
 ${inputField(form, { name: 'final_price', label: 'Final price', inputmode: 'decimal', hint: 'Dollars and cents, e.g. 185.00.' })}
 ${inputField(form, { name: 'payment_method', label: 'Payment method', maxlength: 64, hint: 'e.g. card, cash, motor_club_account.' })}
+${commercialAccountSelect(form, d.commercialAccounts, job.commercial_account)}
 </fieldset>
 <button type="submit">Save changes</button>`)}
 </section>`
@@ -191,6 +194,7 @@ export function editValues(job: JobPageData['job']): Record<string, string> {
     vehicle_color: job.vehicle.color ?? '', vehicle_plate: job.vehicle.plate ?? '', vehicle_vin: job.vehicle.vin ?? '',
     urgency: job.urgency ?? '', service_type: job.service_type ?? '', eta_minutes: '',
     quote: money(job.quote_cents), final_price: money(job.final_price_cents), payment_method: job.payment_method ?? '',
+    commercial_account_id: job.commercial_account?.id ?? '',
   }
 }
 

@@ -12,6 +12,10 @@ import { CreateJobBody } from '../jobs/job.model'
 import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
 import type { SessionPlugin } from '../users/session.plugin'
 import { dashboardPage } from './shell'
+import { commercialAccountSelect } from '../commercial-accounts/commercial-account-select'
+import { listCommercialAccountChoices } from '../commercial-accounts/directory.data'
+import type { CommercialAccountRef } from '../commercial-accounts/commercial-account.model'
+import type { OperationContext } from '../operations/operation-context'
 
 /** The create form's fields: the form name, its label (pages.md's words first), and where it goes in the API body. */
 const FIELDS = [
@@ -29,7 +33,7 @@ const FIELDS = [
   { name: 'external_ref', label: 'Reference', path: 'external_ref', type: 'text' },
 ] as const
 
-type Values = Partial<Record<(typeof FIELDS)[number]['name'], string>>
+type Values = Partial<Record<(typeof FIELDS)[number]['name'] | 'commercial_account_id', string>>
 interface FormState { values: Values; errors: Record<string, string>; alert?: string; idempotencyKey: string }
 
 const checkBody = compileChecker(CreateJobBody, 'body')
@@ -46,16 +50,19 @@ function bodyOf(v: Values): Record<string, unknown> {
     ...(Object.keys(vehicle).length ? { vehicle } : {}),
     ...(v.urgency ? { urgency: v.urgency } : {}),
     ...(v.external_ref ? { external_ref: v.external_ref } : {}),
+    ...(v.commercial_account_id ? { commercial_account_id: v.commercial_account_id } : {}),
   }
 }
 
 /** The form field an API problem path belongs to. */
 function fieldOf(path: string): string {
   const clean = path.replace(/^body\.?/, '').replace(/\//g, '.').replace(/^\./, '')
+  if (clean === 'commercial_account_id') return clean
   return FIELDS.find((f) => f.path === clean || clean.startsWith(f.path + '.'))?.name ?? (clean.startsWith('customer') ? 'customer_name' : 'pickup')
 }
 
-function formPage(user: Parameters<typeof dashboardPage>[0]['user'], s: FormState, status = 200): Response {
+function formPage(user: Parameters<typeof dashboardPage>[0]['user'], ctx: OperationContext, s: FormState, status = 200): Response {
+  const choices: CommercialAccountRef[] = listCommercialAccountChoices(ctx)
   const form: KitForm = { values: s.values, errors: s.errors, alert: s.alert }
   const field = (f: (typeof FIELDS)[number]) => {
     const required = 'required' in f && f.required
@@ -70,7 +77,7 @@ ${formAlert(form)}
 <fieldset><legend>Customer</legend>${FIELDS.slice(0, 3).map(field)}</fieldset>
 <fieldset><legend>Where</legend>${FIELDS.slice(3, 5).map(field)}</fieldset>
 <fieldset><legend>Vehicle</legend>${FIELDS.slice(5, 10).map(field)}</fieldset>
-<fieldset><legend>Job</legend>${FIELDS.slice(10).map(field)}</fieldset>
+<fieldset><legend>Job</legend>${FIELDS.slice(10).map(field)}${commercialAccountSelect(form, choices)}</fieldset>
 <button type="submit">Create job</button>
 </form>`
   return dashboardPage({ title: 'New job', user, active: 'board', body: body.text, status })
@@ -79,16 +86,17 @@ ${formAlert(form)}
 /** `/jobs/new`: **New job** — the create form, through the same operation as POST /jobs. */
 export function newJobRoutes(session: SessionPlugin, deps: RouteDeps) {
   return new Elysia({ name: 'towline.new-job' }).use(routeProps).use(session)
-    .get('/jobs/new', ({ user }) => formPage(user, { values: { sms_consent: 'on' }, errors: {}, idempotencyKey: randomBase62(24) }), { signedIn: 'dispatcher' })
+    .get('/jobs/new', ({ user, ctx }) => formPage(user, ctx, { values: { sms_consent: 'on' }, errors: {}, idempotencyKey: randomBase62(24) }), { signedIn: 'dispatcher' })
     .post('/jobs/new', ({ body, user, ctx }) => {
       const f = body as FormFields
       const values: Values = {}
       for (const field of FIELDS) values[field.name] = str(f, field.name)
+      values.commercial_account_id = str(f, 'commercial_account_id')
       const idempotencyKey = /^[0-9A-Za-z]{24}$/.test(str(f, 'idempotency_key')) ? str(f, 'idempotency_key') : randomBase62(24)
       const refuse = (problems: FieldProblem[], alert: string) => {
         const errors: Record<string, string> = {}
         for (const p of problems) errors[fieldOf(p.path)] ??= p.message
-        return formPage(user, { values, errors, alert, idempotencyKey }, 422)
+        return formPage(user, ctx, { values, errors, alert, idempotencyKey }, 422)
       }
       const apiBody = bodyOf(values)
       const problems = checkBody(apiBody)

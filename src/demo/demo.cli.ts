@@ -21,9 +21,9 @@ a key for it: towline keys create --account ACCOUNT_ID --name demo --scopes all`
     const ctx = createContextFactory({ db, clock: systemClock, links }).forOperator(r.account.id)
     const email = `demo-owner-${r.account.id.slice(-8).toLowerCase()}@example.com`
     const login = await createUser(ctx, { email, role: 'owner' })
-    if (values.json) return printJson({ account_id: r.account.id, name: r.account.name, site_id: r.site.id, units: r.units, services: r.services, jobs: r.jobs, login: { email, password: login.password, url: `${config.publicUrl}/login` } })
+    if (values.json) return printJson({ account_id: r.account.id, name: r.account.name, site_id: r.site.id, units: r.units, services: r.services, jobs: r.jobs, commercial_accounts: r.commercialAccounts, login: { email, password: login.password, url: `${config.publicUrl}/login` } })
     process.stdout.write(r.account.id + '\n')
-    process.stderr.write(`Loaded "${r.account.name}": ${r.units} units, ${r.services} services, ${r.jobs} jobs.\n` +
+    process.stderr.write(`Loaded "${r.account.name}": ${r.units} units, ${r.services} services, ${r.jobs} jobs, ${r.commercialAccounts} commercial accounts.\n` +
       `Dashboard: sign in at ${config.publicUrl}/login as ${email} with password ${login.password} (shown once).\n` +
       `Make a key for it: ${selfCommand()} keys create${dbFlag(config)} --account ${r.account.id} --name demo --scopes all\n`)
   }, { create: true }),

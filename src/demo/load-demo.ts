@@ -13,6 +13,8 @@ import type { JobLinks } from '../jobs/job-links'
 import { createContextFactory } from '../operations/context-factory'
 import type { JobStatus } from '../jobs/job-status'
 import type { Clock } from '../platform/clock'
+import { createCommercialAccount } from '../commercial-accounts/create-commercial-account'
+import type { CommercialAccountInput } from '../commercial-accounts/commercial-account.model'
 
 /** A clock the demo moves forward as its day of work unfolds. */
 class DemoClock implements Clock {
@@ -60,6 +62,34 @@ const CALLS = [
   ['Kwame Mensah', '7600 N Lombard St', 'Dodge', 'Ram 2500', '2013', '4wd', 'wheel_lift', 'cash'],
 ] as const
 
+/** The demo's commercial accounts directory, by the payer_type of the jobs done for each. */
+const DIRECTORY: Record<string, CommercialAccountInput> = {
+  motor_club: {
+    name: 'Cascade Motor Club', kind: 'motor_club',
+    contacts: [
+      { name: 'Roadside dispatch desk', role: 'dispatch, 24/7', phone: '+15035550140', email: 'dispatch@cascade-motor.example' },
+      { name: 'Dana Whitfield', role: 'provider relations', phone: '+15035550141', email: 'dana.whitfield@cascade-motor.example' },
+    ],
+    rates: 'Light duty hook 85.00, per mile 4.00 after 5 miles; flatbed hook 110.00. GOA pays 45.00 with photo proof.',
+    billing_address: 'Cascade Motor Club, Provider Payments, PO Box 4100, Portland OR 97208',
+    internal_notes: 'Submit invoices within 30 days with the call number; they pay net 45.',
+  },
+  police: {
+    name: 'Portland Police Bureau (rotation)', kind: 'police',
+    contacts: [{ name: 'Non-emergency dispatch', role: 'tow requests', phone: '+15035550160', email: null }],
+    rates: 'City rotation schedule: impound tow 152.00, storage 32.00 a day.',
+    billing_address: 'City of Portland, Accounts Payable, 1221 SW 4th Ave, Portland OR 97204',
+    internal_notes: 'Hold releases until the officer signs off; keep the case number on every job.',
+  },
+  fleet: {
+    name: 'Columbia Freight Lines', kind: 'fleet',
+    contacts: [{ name: 'Maria Santos', role: 'fleet manager', phone: '+15035550170', email: 'fleet@columbia-freight.example' }],
+    rates: 'Heavy duty hook 325.00, per hour 175.00, 10% fleet discount.',
+    billing_address: 'Columbia Freight Lines, 9000 N Rivergate Blvd, Portland OR 97203',
+    internal_notes: 'PO number required on every invoice.',
+  },
+}
+
 /** How far each demo job gets through the day (every status appears). */
 const PLAN: (JobStatus | 'reopened')[] = [
   'completed', 'completed', 'completed', 'cancelled', 'goa', 'reopened', 'at_destination', 'towing', 'on_scene', 'en_route', 'dispatched', 'dispatched', 'confirmed', 'confirmed', 'pending', 'completed',
@@ -89,6 +119,7 @@ function loadDemoRows(db: Db, links: JobLinks, opts: { name?: string; nowMs?: nu
   for (const [name, type, rates] of SERVICES) addService(db, clock, { accountId: account.id, name, serviceType: type, rates: rates.map(([kind, amount_cents]) => ({ kind: kind as any, amount_cents })) })
 
   const ctx = createContextFactory({ db, clock, links }).forDispatcher({ userId: 'demo', role: 'owner', accountId: account.id })
+  const directory = new Map(Object.entries(DIRECTORY).map(([payer, entry]) => [payer, createCommercialAccount(ctx, entry).id]))
   const jobIds: string[] = []
   PLAN.forEach((target, i) => {
     const [customer, location, make, model, year, drive, service, payer] = CALLS[i % CALLS.length]!
@@ -99,6 +130,7 @@ function loadDemoRows(db: Db, links: JobLinks, opts: { name?: string; nowMs?: nu
       customer: { name: customer, phone: `+1503555${String(1100 + i).padStart(4, '0')}`, sms_consent: false },
       vehicle: { year, make, model, drive_type: drive }, pickup: { location }, destination: i % 2 ? 'Rose City Towing yard, 4400 NE Columbia Blvd' : 'Customer\'s home address',
       status: target === 'pending' ? 'pending' : 'confirmed',
+      commercial_account_id: directory.get(payer) ?? null,
     })
     jobIds.push(job.id)
     if (target === 'pending' || target === 'confirmed') return
@@ -121,5 +153,5 @@ function loadDemoRows(db: Db, links: JobLinks, opts: { name?: string; nowMs?: nu
   })
   // The demo's numbers are made up: its texts are recorded (to be read on each job) but never sent.
   db.$client.query("UPDATE texts SET status = 'skipped', skip_reason = 'demo', next_attempt_at = NULL WHERE account_id = ? AND status = 'queued'").run(account.id)
-  return { account, site, units: fleet.length, services: SERVICES.length, jobs: jobIds.length }
+  return { account, site, units: fleet.length, services: SERVICES.length, jobs: jobIds.length, commercialAccounts: directory.size }
 }

@@ -5,6 +5,7 @@ import { newId } from '../platform/ids'
 import { normalizePhone } from '../platform/phone'
 import { readIsoTime } from '../platform/time'
 import type { OperationContext } from '../operations/operation-context'
+import { commercialAccountIdForJob } from '../commercial-accounts/commercial-account-for-job'
 import { commitNewJob } from './commit-job-change'
 import { mintLinkToken } from './job-links'
 import { findJobByExternalRef } from './job.queries'
@@ -41,12 +42,13 @@ function readCreateInput(ctx: OperationContext, input: CreateJobBody) {
   }
   const phone = attempt(() => phoneField('customer.phone', input.customer.phone, ctx.account.defaultCountry)) ?? null
   const etaAt = attempt(() => parseTimeField('eta_at', input.eta_at)) ?? null
+  const commercialAccountId = attempt(() => commercialAccountIdForJob(ctx.db, ctx.scope.accountId, input.commercial_account_id)) ?? null
   const name = input.customer.name.trim()
   if (!name) problems.push({ path: 'customer.name', message: 'must not be blank' })
   const location = input.pickup.location.trim()
   if (!location) problems.push({ path: 'pickup.location', message: 'must not be blank' })
   if (problems.length) throw validationFailed(problems.slice(0, 10))
-  return { phone, etaAt, name, location }
+  return { phone, etaAt, name, location, commercialAccountId }
 }
 
 /**
@@ -57,7 +59,7 @@ function readCreateInput(ctx: OperationContext, input: CreateJobBody) {
 export function createJob(ctx: OperationContext, input: CreateJobBody, opts: { createdAt?: number } = {}): JobRow {
   requirePermission(ctx.actor, 'jobs:write')
   const now = opts.createdAt ?? ctx.clock.now()
-  const { phone, etaAt, name, location } = readCreateInput(ctx, input)
+  const { phone, etaAt, name, location, commercialAccountId } = readCreateInput(ctx, input)
   const externalRef = cleanText(input.external_ref)
   const status = input.status ?? 'confirmed'
 
@@ -101,7 +103,7 @@ export function createJob(ctx: OperationContext, input: CreateJobBody, opts: { c
       finalPriceCents: null,
       paymentMethod: null,
       unitId: null,
-      commercialAccountId: null,
+      commercialAccountId,
       trackingTokenHash: tracking.hash,
       trackingTokenSealed: tracking.sealed,
       driverTokenHash: null,

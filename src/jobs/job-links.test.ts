@@ -136,7 +136,7 @@ describe('a database from before sealed links (migration 0006)', () => {
     const body = { customer: { name: 'Bo' }, pickup: { location: 'x' } }
     const requestHash = createHash('sha256').update(`POST /jobs\n${JSON.stringify(body)}`).digest('hex')
     run('INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, ?, ?, ?)', 'key_old', 'idem-old', requestHash, 201,
-      JSON.stringify(jobView(oldJob2(other, at), { publicUrl: 'http://towline.test', key: then }, null)), at)
+      JSON.stringify(jobView(oldJob2(other, at), { publicUrl: 'http://towline.test', key: then }, { unit: null, commercialAccount: null })), at)
     closeDatabase(db)
     return { path, tracking, driver, other, secret, body }
   }

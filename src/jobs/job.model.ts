@@ -10,6 +10,8 @@ const NTimestamp = t.Nullable(Timestamp)
 const Cents = wholeNumber({ minimum: 0, maximum: 100_000_000 })
 export const JobStatus = oneOf([...STATUSES], { description: 'pending, confirmed, dispatched, en_route, on_scene, towing, at_destination, then the finished completed, cancelled, goa.' })
 
+const CommercialAccountId = t.Nullable(Str(64, { description: 'The commercial account (motor club, police agency, fleet...) the job is done for: an id from GET /accounts; null clears it. An id that names nothing in this account is 422.' }))
+
 const Year = t.Union([Str(8), wholeNumber({ minimum: 1886, maximum: 2100 })], { description: 'Model year, e.g. "2019".' })
 
 /** customer on create. */
@@ -48,6 +50,7 @@ export const CreateJobBody = named('CreateJobRequest', t.Object({
   site_id: t.Optional(Str(64, { description: "The yard; defaults to the key's first site." })),
   eta_at: t.Optional(NTimestamp),
   quote_cents: t.Optional(t.Nullable(Cents)),
+  commercial_account_id: t.Optional(CommercialAccountId),
 }, { ...strict, description: 'A new job: customer.name and pickup.location are required, everything else is optional.' }))
 export type CreateJobBody = Static<typeof CreateJobBody>
 
@@ -76,6 +79,7 @@ export const UpdateJobBody = named('UpdateJobRequest', t.Object({
   quote_cents: t.Optional(t.Nullable(Cents)),
   final_price_cents: t.Optional(t.Nullable(Cents)),
   payment_method: t.Optional(NStr(64, { examples: ['card', 'cash', 'motor_club_account'] })),
+  commercial_account_id: t.Optional(CommercialAccountId),
 }, { ...strict, description: 'The fields to change; customer, vehicle and pickup merge field by field and null clears a field.' }))
 export type UpdateJobBody = Static<typeof UpdateJobBody>
 
@@ -164,6 +168,7 @@ export const Job = named('Job', t.Object({
   final_price_cents: t.Nullable(wholeNumber()),
   payment_method: t.Nullable(t.String()),
   unit: UnitRef,
+  commercial_account: t.Nullable(t.Object({ id: t.String(), name: t.String() }), { description: 'The commercial account (motor club, police agency, fleet...) the job is done for, with its current name, or null. GET /accounts/{id} has its kind and contacts.' }),
   position: t.Optional(t.Nullable(Position, { description: 'The unit\'s last position (null without a unit or before its phone reported); single job and webhook payloads only, lists leave it out.' })),
   tracking_url: t.String({ format: 'uri', description: "Absolute URL of the customer's tracking page: <public url>/t/<24 random characters>. It changes only when a new tracking link is made (job.updated with detail.fields [\"tracking_url\"]); the old one then answers 410." }),
   imported: t.Boolean(),

@@ -6,6 +6,10 @@ import { trackingUrlOf, type JobLinks } from './job-links'
 export type JobRow = typeof jobs.$inferSelect
 
 export interface UnitRef { id: string; name: string }
+/** The commercial account a job is done for, as the job shows it. */
+export interface CommercialAccountRef { id: string; name: string }
+/** What a job view names beside the job's own row: its unit and its commercial account. */
+export interface JobRefs { unit: UnitRef | null; commercialAccount: CommercialAccountRef | null }
 export interface Position { lat: number; lng: number; accuracy_m: number | null; heading: number | null; speed_kph: number | null; recorded_at: string }
 
 
@@ -23,7 +27,7 @@ export function timestampsView(row: JobRow) {
  * The job as the API returns it. `position` is added for the single job (GET /jobs/{id},
  * webhook payloads); lists leave it out.
  */
-export function jobView(row: JobRow, links: JobLinks, unit: UnitRef | null, position?: Position | null) {
+export function jobView(row: JobRow, links: JobLinks, refs: JobRefs, position?: Position | null) {
   const view = {
     object: 'job' as const,
     id: row.id,
@@ -50,7 +54,8 @@ export function jobView(row: JobRow, links: JobLinks, unit: UnitRef | null, posi
     quote_cents: row.quoteCents,
     final_price_cents: row.finalPriceCents,
     payment_method: row.paymentMethod,
-    unit,
+    unit: refs.unit,
+    commercial_account: refs.commercialAccount,
     tracking_url: trackingUrlOf(links, row),
     imported: row.imported,
     archived: row.archivedAt !== null,

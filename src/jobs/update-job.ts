@@ -3,6 +3,7 @@ import { inTransaction } from '../db/client'
 import { iso } from '../platform/clock'
 import { AppError, validationFailed } from '../platform/errors'
 import type { OperationContext } from '../operations/operation-context'
+import { commercialAccountIdForJob } from '../commercial-accounts/commercial-account-for-job'
 import { checkMove, commitJobChange, type JobFields } from './commit-job-change'
 import { cleanText, parseTimeField, phoneField } from './create-job'
 import { checkExpected, loadWritableJob, requireReason } from './job-context'
@@ -26,6 +27,8 @@ interface FieldInput {
   etaAt?: number | null
   quoteCents?: number | null
   finalPriceCents?: number | null
+  /** undefined: not sent; null: cleared; else a commercial account of the account. */
+  commercialAccountId?: string | null
 }
 
 /** Checks every field of a PATCH body (all problems at once, at most 10); nothing here needs the job. */
@@ -66,6 +69,7 @@ function readFieldInput(ctx: OperationContext, input: UpdateJobBody): FieldInput
   if (input.eta_at !== undefined) out.etaAt = attempt(() => parseTimeField('eta_at', input.eta_at))
   if (input.quote_cents !== undefined) out.quoteCents = input.quote_cents
   if (input.final_price_cents !== undefined) out.finalPriceCents = input.final_price_cents
+  if (input.commercial_account_id !== undefined) out.commercialAccountId = attempt(() => commercialAccountIdForJob(ctx.db, ctx.scope.accountId, input.commercial_account_id))
   if (input.cancel_reason !== undefined && input.status !== 'cancelled' && input.status !== 'goa') {
     problems.push({ path: 'cancel_reason', message: 'can only be sent with status cancelled or goa' })
   }
@@ -148,6 +152,10 @@ function updateFields(ctx: OperationContext, job: JobRow, input: FieldInput, opt
   if (input.pickup) {
     const p = { ...job.pickup, ...input.pickup }
     if (JSON.stringify(p) !== JSON.stringify(job.pickup)) { set.pickup = p; updated.push('pickup') }
+  }
+  if (input.commercialAccountId !== undefined && input.commercialAccountId !== job.commercialAccountId) {
+    set.commercialAccountId = input.commercialAccountId
+    updated.push('commercial_account_id')
   }
   const eta = etaChange(job, input.etaAt)
   Object.assign(set, eta.set)

@@ -156,7 +156,7 @@ describe('operator commands', () => {
     expect((await call('PATCH', `/jobs/${job.id}`, { urgency: 'normal' })).status).toBe(200)
   })
 
-  test('demo loads an account with units, services and jobs in every status', async () => {
+  test('demo loads an account with units, services, a commercial accounts directory and jobs in every status', async () => {
     const demo = JSON.parse(cli(folder.bin, ['demo', '--json'], { cwd: folder.dir }).stdout)
     const demoKey = createKeyWithCli(folder.bin, folder.dir, 'all', ['--account', demo.account_id])
     const get = async (path: string) => (await fetch(server.api + path, { headers: { authorization: `Bearer ${demoKey}` } })).json() as any
@@ -167,6 +167,13 @@ describe('operator commands', () => {
     const services = (await get('/services')).data
     expect(services.length).toBeGreaterThan(5)
     expect(services[0]).toMatchObject({ object: 'service', rates: expect.arrayContaining([expect.objectContaining({ kind: expect.any(String), amount_cents: expect.any(Number), unit: expect.any(String) })]) })
+    const directory = (await get('/accounts')).data
+    expect(directory.map((a: any) => a.kind).sort()).toEqual(['fleet', 'motor_club', 'police'])
+    expect(demo.commercial_accounts).toBe(3)
+    expect(directory.every((a: any) => a.contacts.length > 0)).toBe(true)
+    const linked = jobs.filter((j: any) => j.commercial_account !== null)
+    expect(new Set(linked.map((j: any) => j.commercial_account.id))).toEqual(new Set(directory.map((a: any) => a.id)))
+    expect(jobs.some((j: any) => j.commercial_account === null)).toBe(true)
     // Its numbers are made up: the texts are on the jobs, none was or will be sent.
     const dispatched = jobs.find((j: any) => j.status === 'dispatched')
     const texts = (await get(`/jobs/${dispatched.id}/texts`)).data

@@ -12,6 +12,7 @@ type Job = components['schemas']['Job']
 type JobStatus = Job['status']
 type JobEvent = components['schemas']['JobEvent']
 type WebhookEndpoint = components['schemas']['WebhookEndpoint']
+type CommercialAccount = components['schemas']['CommercialAccount']
 
 /** The data of a call that must succeed; its error otherwise. */
 function must<D, E>(result: { data?: D; error?: E; response: Response }, what: string): D {
@@ -39,10 +40,13 @@ export interface Trip {
   pausedReason: 'manual' | 'failures' | null
   deliveries: number
   deleted: boolean
+  commercialAccount: string | null
+  directory: { name: string; kind: CommercialAccount['kind']; contacts: number }[]
+  clearedCommercialAccount: boolean
 }
 
 /** Drives a job from creation to reopen, and a webhook endpoint from creation to deletion. */
-export async function driveAJob(baseUrl: string, key: string, unitId: string, webhookUrl: string): Promise<Trip> {
+export async function driveAJob(baseUrl: string, key: string, unitId: string, webhookUrl: string, commercialAccountId: string): Promise<Trip> {
   const client = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${key}` } })
 
   const me = must(await client.GET('/me'), 'getMe')
@@ -54,6 +58,7 @@ export async function driveAJob(baseUrl: string, key: string, unitId: string, we
     vehicle: { year: 2019, make: 'Subaru', model: 'Outback' },
     pickup: { location: 'I-5 N at exit 299B', lat: 45.5, lng: -122.6 },
     quote_cents: 12500,
+    commercial_account_id: commercialAccountId,
   }
   const idempotency = { header: { 'Idempotency-Key': 'tc-create-1' } }
   const created: Job = must(await client.POST('/jobs', { params: idempotency, body: newJob }), 'createJob')
@@ -62,6 +67,10 @@ export async function driveAJob(baseUrl: string, key: string, unitId: string, we
   const id = { path: { id: created.id } }
 
   const fetched = must(await client.GET('/jobs/{id}', { params: id }), 'getJob')
+  const commercialAccountName: string | null = fetched.commercial_account?.name ?? null
+  const accounts: CommercialAccount[] = must(await client.GET('/accounts', { params: { query: { limit: 10 } } }), 'listCommercialAccounts').data
+  const one = must(await client.GET('/accounts/{id}', { params: { path: { id: commercialAccountId } } }), 'getCommercialAccount')
+  if (one.id !== commercialAccountId) throw new Error('not that account')
   const quoteCents: number | null = fetched.quote_cents
   const lat: number | undefined = fetched.position?.lat
 
@@ -75,6 +84,7 @@ export async function driveAJob(baseUrl: string, key: string, unitId: string, we
     statuses.push(moved.status)
   }
   must(await client.PATCH('/jobs/{id}', { params: id, body: { final_price_cents: 14000, payment_method: 'card' } }), 'updateJob price')
+  const cleared = must(await client.PATCH('/jobs/{id}', { params: id, body: { commercial_account_id: null } }), 'updateJob commercial account')
 
   // A finished job refuses a move: the error is typed too.
   const refused = await client.PATCH('/jobs/{id}', { params: id, body: { status: 'pending' } })
@@ -126,5 +136,8 @@ export async function driveAJob(baseUrl: string, key: string, unitId: string, we
     pausedReason: paused.paused_reason,
     deliveries: attempts.length,
     deleted: deleted.deleted,
+    commercialAccount: commercialAccountName,
+    directory: accounts.map((a) => ({ name: a.name, kind: a.kind, contacts: a.contacts.length })),
+    clearedCommercialAccount: cleared.commercial_account === null,
   }
 }

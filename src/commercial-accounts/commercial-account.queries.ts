@@ -1,0 +1,65 @@
+import type { Db } from '../db/client'
+import type { CommercialAccountContact } from './commercial-account.table'
+import type { CommercialAccountRef } from './commercial-account.model'
+
+/** A commercial_accounts row, private fields included: never hand it to an API response (use commercialAccountView). */
+export interface CommercialAccountRow {
+  id: string
+  accountId: string
+  name: string
+  kind: string
+  contacts: CommercialAccountContact[]
+  rates: string | null
+  billingAddress: string | null
+  internalNotes: string | null
+  createdAt: number
+  updatedAt: number
+}
+
+type Raw = Record<string, any>
+
+const toRow = (r: Raw): CommercialAccountRow => ({
+  id: r.id, accountId: r.account_id, name: r.name, kind: r.kind, contacts: JSON.parse(r.contacts),
+  rates: r.rates, billingAddress: r.billing_address, internalNotes: r.internal_notes, createdAt: r.created_at, updatedAt: r.updated_at,
+})
+
+/** The commercial account with this id in the tenant account, or undefined (another account's id included). */
+export function findCommercialAccountRow(db: Db, accountId: string, id: string): CommercialAccountRow | undefined {
+  const r = db.$client.query<Raw, [string, string]>('SELECT * FROM commercial_accounts WHERE id = ? AND account_id = ?').get(id, accountId)
+  return r ? toRow(r) : undefined
+}
+
+/** The id and name of the commercial account with this name (case-insensitive, as the unique index compares) in the tenant account. */
+export function findCommercialAccountRefByName(db: Db, accountId: string, name: string): CommercialAccountRef | undefined {
+  return db.$client.query<CommercialAccountRef, [string, string]>('SELECT id, name FROM commercial_accounts WHERE account_id = ? AND lower(name) = lower(?)').get(accountId, name.trim()) ?? undefined
+}
+
+/** The id and name of one commercial account of the tenant account, or undefined. */
+export function findCommercialAccountRef(db: Db, accountId: string, id: string): CommercialAccountRef | undefined {
+  return db.$client.query<CommercialAccountRef, [string, string]>('SELECT id, name FROM commercial_accounts WHERE id = ? AND account_id = ?').get(id, accountId) ?? undefined
+}
+
+/** Ids and names of several commercial accounts of one tenant account, in one query (a page of jobs). */
+export function commercialAccountRefsByIds(db: Db, accountId: string, ids: string[]): Map<string, CommercialAccountRef> {
+  const unique = [...new Set(ids)]
+  if (!unique.length) return new Map()
+  const rows = db.$client.query<CommercialAccountRef, string[]>(
+    `SELECT id, name FROM commercial_accounts WHERE account_id = ? AND id IN (${unique.map(() => '?').join(',')})`,
+  ).all(accountId, ...unique)
+  return new Map(rows.map((r) => [r.id, r]))
+}
+
+/** A page of the tenant account's commercial accounts, newest first by (created_at, id), after a cursor position. */
+export function listCommercialAccountRows(db: Db, accountId: string, after: [number, string] | undefined, limit: number): CommercialAccountRow[] {
+  const rows = after
+    ? db.$client.query<Raw, [string, number, number, string, number]>(
+      'SELECT * FROM commercial_accounts WHERE account_id = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?',
+    ).all(accountId, after[0], after[0], after[1], limit)
+    : db.$client.query<Raw, [string, number]>('SELECT * FROM commercial_accounts WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?').all(accountId, limit)
+  return rows.map(toRow)
+}
+
+/** Every commercial account of the tenant account by name (case-insensitive), at most `limit`: the dashboard's directory and selects. */
+export function listCommercialAccountRowsByName(db: Db, accountId: string, limit: number): CommercialAccountRow[] {
+  return db.$client.query<Raw, [string, number]>('SELECT * FROM commercial_accounts WHERE account_id = ? ORDER BY lower(name), id LIMIT ?').all(accountId, limit).map(toRow)
+}
