@@ -174,7 +174,7 @@ function appendJobEvents(tx: Db, job: JobRow, seqBefore: number, ctx: OperationC
 const JOB_COLUMNS = [
   'id', 'account_id', 'site_id', 'external_ref', 'source', 'payer_type', 'service_type', 'urgency', 'customer', 'vehicle', 'pickup',
   'destination', 'status', 'cancel_reason', 'rating', 'rating_comment', 'rated_at', 'reopen_count', 'eta_at', 'quote_cents',
-  'final_price_cents', 'payment_method', 'unit_id', 'tracking_token_hash', 'tracking_token_sealed', 'driver_token_hash', 'driver_token_sealed', 'milestones', 'event_seq', 'imported',
+  'final_price_cents', 'payment_method', 'unit_id', 'commercial_account_id', 'tracking_token_hash', 'tracking_token_sealed', 'driver_token_hash', 'driver_token_sealed', 'milestones', 'event_seq', 'imported',
   'archived_at', 'created_at', 'updated_at',
 ] as const
 
@@ -183,7 +183,7 @@ function columnValues(r: JobRow) {
   return [
     r.id, r.accountId, r.siteId, r.externalRef, r.source, r.payerType, r.serviceType, r.urgency, JSON.stringify(r.customer),
     JSON.stringify(r.vehicle), JSON.stringify(r.pickup), r.destination, r.status, r.cancelReason, r.rating, r.ratingComment,
-    r.ratedAt, r.reopenCount, r.etaAt, r.quoteCents, r.finalPriceCents, r.paymentMethod, r.unitId, r.trackingTokenHash, r.trackingTokenSealed, r.driverTokenHash, r.driverTokenSealed,
+    r.ratedAt, r.reopenCount, r.etaAt, r.quoteCents, r.finalPriceCents, r.paymentMethod, r.unitId, r.commercialAccountId, r.trackingTokenHash, r.trackingTokenSealed, r.driverTokenHash, r.driverTokenSealed,
     JSON.stringify(r.milestones), r.eventSeq, r.imported ? 1 : 0, r.archivedAt, r.createdAt, r.updatedAt,
   ] as const
 }
