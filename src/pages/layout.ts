@@ -18,7 +18,7 @@ export interface LayoutUser {
 }
 
 /** A dashboard section, marked as the current one in the navigation. */
-export type Section = 'board' | 'jobs' | 'developers' | 'settings'
+export type Section = 'board' | 'jobs' | 'import' | 'developers' | 'settings'
 
 /** What a page gives the layout. */
 export interface LayoutOptions {
@@ -37,6 +37,7 @@ export interface LayoutOptions {
 const SECTIONS: { section: Section; label: string; href: string; ownersOnly: boolean }[] = [
   { section: 'board', label: 'Board', href: '/board', ownersOnly: false },
   { section: 'jobs', label: 'Jobs', href: '/jobs', ownersOnly: false },
+  { section: 'import', label: 'Import', href: '/import', ownersOnly: false },
   { section: 'developers', label: 'Developers', href: '/developers', ownersOnly: true },
   { section: 'settings', label: 'Settings', href: '/settings', ownersOnly: true },
 ]
