@@ -15,7 +15,8 @@
  * BENCH_WEBHOOKS_ENDPOINTS (default 1,10,50) and BENCH_WEBHOOKS_PROFILE=<dir> (see scripts/bench/webhooks.ts).
  * The search section caches its 50,000-job database under .tmp/ too. The boards section needs
  * Chromium (/usr/bin/chromium, or CHROMIUM_PATH) and reads BENCH_BOARDS (default 200) and
- * BENCH_BOARD_WRITES (default 250).
+ * BENCH_BOARD_WRITES (default 250). The import section times a 500-row CSV import (console and
+ * page) and GET /jobs/{id}'s p99 while it runs.
  *
  * A section is a named { name, summary, run(ctx) } in scripts/bench/; add it to SECTIONS below.
  */
@@ -31,9 +32,10 @@ import { texts } from './bench/texts'
 import { pages } from './bench/pages'
 import { search } from './bench/search'
 import { boards } from './bench/boards'
+import { importSection } from './bench/import'
 
 /** Every section, in the order they run. */
-const SECTIONS: Section[] = [frame, jobs, webhooks, texts, pages, search, boards]
+const SECTIONS: Section[] = [frame, jobs, webhooks, texts, pages, search, boards, importSection]
 
 const ROOT = resolve(import.meta.dir, '..')
 const BINARY = join(ROOT, 'dist', 'towline')

@@ -32,6 +32,7 @@ import { jobPageRoutes } from './dashboard/job-page.routes'
 import { developersRoutes } from './developers/developers.routes'
 import { settingsRoutes } from './settings/settings.routes'
 import { jobsListRoutes } from './dashboard/jobs-list.routes'
+import { jobsCsvRoutes } from './jobs-csv/jobs-csv.routes'
 import { trackingRoutes } from './tracking/tracking.routes'
 import { driverRoutes } from './driver/driver.routes'
 import { assetRoutes, loadPageAssets } from './pages/assets'
@@ -120,6 +121,7 @@ export function createApp(appDeps: AppDeps) {
     .use(developersRoutes(session, deps))
     .use(settingsRoutes(session, deps))
     .use(jobsListRoutes(session))
+    .use(jobsCsvRoutes(session, deps))
     .use(driverRoutes(session, deps))
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)

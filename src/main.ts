@@ -3,6 +3,7 @@
 import { accountCommands } from './accounts/account.cli'
 import { unitCommands } from './units/unit.cli'
 import { jobCommands } from './jobs/job.cli'
+import { jobsCsvCommands } from './jobs-csv/jobs-csv.cli'
 import { backupCommand } from './db/backup.cli'
 import { demoCommand } from './demo/demo.cli'
 import { textCommands } from './texts/text.cli'
@@ -68,7 +69,7 @@ const versionCmd: Command = {
   },
 }
 
-const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...userCommands, ...unitCommands, ...serviceCommands, ...jobCommands, ...textCommands, demoCommand, backupCommand, versionCmd]
+const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...userCommands, ...unitCommands, ...serviceCommands, ...jobCommands, ...jobsCsvCommands, ...textCommands, demoCommand, backupCommand, versionCmd]
 
 function overview(): string {
   const w = Math.max(...COMMANDS.map((c) => c.name.length))

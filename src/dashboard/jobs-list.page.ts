@@ -20,6 +20,15 @@ const STATUS_OPTIONS = [
 /** "2026-11-21 09:05" in UTC: the day the From and To fields speak of, and the time. */
 const createdText = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ')
 
+/** The CSV export of this search: every job it finds, on every page. */
+export function jobsExportUrl(q: JobsQuery): string {
+  const params = new URLSearchParams()
+  for (const name of ['q', 'from', 'to', 'status'] as const) if (q[name]) params.set(name, q[name])
+  if (q.archived) params.set('archived', 'on')
+  const qs = params.toString()
+  return `/jobs/export.csv${qs ? `?${qs}` : ''}`
+}
+
 /** The list's address for these search values from `cursor` on (the next page keeps the query). */
 export function jobsListUrl(q: JobsQuery, cursor: string): string {
   const params = new URLSearchParams()
@@ -69,7 +78,8 @@ ${page.hits.map(row)}
 </tbody>
 </table>
 </div>
-${page.nextCursor ? html`<nav class="pager" aria-label="Pages"><a href="${jobsListUrl(q, page.nextCursor)}" rel="next">Next page</a></nav>` : ''}`
+${page.nextCursor ? html`<nav class="pager" aria-label="Pages"><a href="${jobsListUrl(q, page.nextCursor)}" rel="next">Next page</a></nav>` : ''}
+<p><a href="${jobsExportUrl(q)}" download>Export CSV</a> <span class="muted">every job this search finds, on every page, with every milestone time</span></p>`
 }
 
 /** The jobs list: the search form, then the page of jobs it found, or nothing when the search was refused. */

@@ -10,6 +10,7 @@ import { commitNewJob } from './commit-job-change'
 import { mintLinkToken } from './job-links'
 import { findJobByExternalRef } from './job.queries'
 import type { CreateJobBody } from './job.model'
+import type { JobStatus } from './job-status'
 import type { JobRow } from './job.view'
 
 /** Reads an optional ISO time field; 422 naming it if it is not a real instant of years 0000-9999. */
@@ -31,8 +32,8 @@ export function phoneField(path: string, raw: string | null | undefined, country
 /** Trims a text field; blank is null. */
 export const cleanText = (s: string | null | undefined) => (s === undefined || s === null || s.trim() === '' ? null : s.trim())
 
-/** Checks a create body's values before anything is written; returns them normalised. */
-function readCreateInput(ctx: OperationContext, input: CreateJobBody) {
+/** Checks a create body's values before anything is written (422 naming each field); returns them normalised. */
+export function readCreateInput(ctx: OperationContext, input: CreateJobBody) {
   const problems: { path: string; message: string }[] = []
   const attempt = <T>(fn: () => T): T | undefined => {
     try { return fn() } catch (err) {
@@ -52,16 +53,40 @@ function readCreateInput(ctx: OperationContext, input: CreateJobBody) {
 }
 
 /**
+ * A job's history, as an import brings it: the job arrives in its historic status with its
+ * milestone times and outcome, marked `imported` (so the texts policy sends nothing for it),
+ * and its job.created carries `imported: true`. The caller has checked every value.
+ */
+export interface HistoricJob {
+  status: JobStatus
+  /** `<status>_at`, closed_at, reopened_at, in epoch ms. */
+  milestones: Record<string, number>
+  cancelReason: string | null
+  finalPriceCents: number | null
+  paymentMethod: string | null
+  unitId: string | null
+  commercialAccountId: string | null
+  rating: number | null
+  ratingComment: string | null
+  ratedAt: number | null
+  reopenCount: number
+  archivedAt: number | null
+}
+
+/**
  * Creates a job as if a dispatcher had entered it: mints its tracking link and writes
  * job.created, in one transaction, through the same commit as every change (its writers queue
- * the customer's 'request received' text and the webhook events). Options serve the demo.
+ * the customer's 'request received' text and the webhook events). `createdAt` serves the demo
+ * and imports; `historic` makes the job an imported one (see HistoricJob): its job.created is
+ * dated `createdAt`, its updated_at is now (so `updated_since` readers see it arrive).
  */
-export function createJob(ctx: OperationContext, input: CreateJobBody, opts: { createdAt?: number } = {}): JobRow {
+export function createJob(ctx: OperationContext, input: CreateJobBody, opts: { createdAt?: number; historic?: HistoricJob } = {}): JobRow {
   requirePermission(ctx.actor, 'jobs:write')
   const now = opts.createdAt ?? ctx.clock.now()
   const { phone, etaAt, name, location, commercialAccountId } = readCreateInput(ctx, input)
   const externalRef = cleanText(input.external_ref)
-  const status = input.status ?? 'confirmed'
+  const past = opts.historic
+  const status = past?.status ?? input.status ?? 'confirmed'
 
   return inTransaction(ctx.db, (tx) => {
     const accountSites = tx.$client.query<{ id: string }, [string]>('SELECT id FROM sites WHERE account_id = ? ORDER BY created_at, id').all(ctx.scope.accountId)
@@ -93,28 +118,28 @@ export function createJob(ctx: OperationContext, input: CreateJobBody, opts: { c
       pickup: { location, lat: input.pickup.lat ?? null, lng: input.pickup.lng ?? null },
       destination: cleanText(input.destination),
       status,
-      cancelReason: null,
-      rating: null,
-      ratingComment: null,
-      ratedAt: null,
-      reopenCount: 0,
+      cancelReason: past?.cancelReason ?? null,
+      rating: past?.rating ?? null,
+      ratingComment: past?.ratingComment ?? null,
+      ratedAt: past?.ratedAt ?? null,
+      reopenCount: past?.reopenCount ?? 0,
       etaAt,
       quoteCents: input.quote_cents ?? null,
-      finalPriceCents: null,
-      paymentMethod: null,
-      unitId: null,
-      commercialAccountId,
+      finalPriceCents: past?.finalPriceCents ?? null,
+      paymentMethod: past?.paymentMethod ?? null,
+      unitId: past?.unitId ?? null,
+      commercialAccountId: past?.commercialAccountId ?? commercialAccountId,
       trackingTokenHash: tracking.hash,
       trackingTokenSealed: tracking.sealed,
       driverTokenHash: null,
       driverTokenSealed: null,
-      milestones: { [`${status}_at`]: now },
+      milestones: past ? { ...past.milestones } : { [`${status}_at`]: now },
       eventSeq: 0,
-      imported: false,
-      archivedAt: null,
+      imported: past !== undefined,
+      archivedAt: past?.archivedAt ?? null,
       createdAt: now,
-      updatedAt: now,
+      updatedAt: past ? ctx.clock.now() : now,
     }
-    return commitNewJob(tx, ctx, row, { type: 'job.created', to: status, detail: { status, imported: false, external_ref: externalRef } }).after
+    return commitNewJob(tx, ctx, row, { type: 'job.created', to: status, detail: { status, imported: past !== undefined, external_ref: externalRef } }).after
   })
 }

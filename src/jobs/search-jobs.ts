@@ -23,6 +23,8 @@ export interface SearchJobsInput {
   includeArchived?: boolean
   /** Where the page starts: a cursor a previous page returned. */
   cursor?: string
+  /** Jobs per page, 1 to MAX_PAGE_SIZE (the list shows PAGE_SIZE; the CSV export reads larger pages). */
+  pageSize?: number
 }
 
 /** One job as the jobs list shows it. */
@@ -49,6 +51,8 @@ const STATUS_GROUPS = { unfinished: STATUSES.filter((s) => !FINISHED.includes(s)
 export const MAX_SEARCH_CHARS = 100
 /** Jobs per page. */
 const PAGE_SIZE = 50
+/** The largest page a caller may ask for. */
+const MAX_PAGE_SIZE = 1000
 const DAY_MS = 86_400_000
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 const PHONE_LIKE = /^[+\d\s().\-\/]+$/
@@ -127,7 +131,7 @@ export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSe
     problems.push({ path: 'cursor', message: 'is not a page this list gave; start the search again' })
   }
   if (problems.length) throw validationFailed(problems)
-  const limit = PAGE_SIZE
+  const limit = Math.min(Math.max(Math.trunc(input.pageSize ?? PAGE_SIZE), 1), MAX_PAGE_SIZE)
 
   const where = ['account_id = ?']
   const params: (string | number)[] = [ctx.scope.accountId]

@@ -18,7 +18,7 @@ export interface LayoutUser {
 }
 
 /** A dashboard section, marked as the current one in the navigation. */
-export type Section = 'board' | 'jobs' | 'accounts' | 'developers' | 'settings'
+export type Section = 'board' | 'jobs' | 'accounts' | 'import' | 'developers' | 'settings'
 
 /** What a page gives the layout. */
 export interface LayoutOptions {
@@ -38,6 +38,7 @@ const SECTIONS: { section: Section; label: string; href: string; ownersOnly: boo
   { section: 'board', label: 'Board', href: '/board', ownersOnly: false },
   { section: 'jobs', label: 'Jobs', href: '/jobs', ownersOnly: false },
   { section: 'accounts', label: 'Accounts', href: '/accounts', ownersOnly: false },
+  { section: 'import', label: 'Import', href: '/import', ownersOnly: false },
   { section: 'developers', label: 'Developers', href: '/developers', ownersOnly: true },
   { section: 'settings', label: 'Settings', href: '/settings', ownersOnly: true },
 ]

@@ -98,16 +98,16 @@ describe('layout', () => {
     expect(found.main!.map((m) => m.attrs.id)).toEqual(['main'])
   })
 
-  test('an owner\'s dashboard: Board, Jobs, Accounts, Developers, Settings, the current one marked, and Sign out posting to /logout', async () => {
+  test('an owner\'s dashboard: Board, Jobs, Accounts, Import, Developers, Settings, the current one marked, and Sign out posting to /logout', async () => {
     const found = await parse(render({ user: { email: 'ann@example.com', role: 'owner' }, active: 'jobs' }), { links: 'nav a', current: 'nav [aria-current="page"]', signOut: 'form[method="post"][action="/logout"] button[type="submit"]' })
-    expect(found.links!.map((a) => [a.text, a.attrs.href])).toEqual([['Board', '/board'], ['Jobs', '/jobs'], ['Accounts', '/accounts'], ['Developers', '/developers'], ['Settings', '/settings']])
+    expect(found.links!.map((a) => [a.text, a.attrs.href])).toEqual([['Board', '/board'], ['Jobs', '/jobs'], ['Accounts', '/accounts'], ['Import', '/import'], ['Developers', '/developers'], ['Settings', '/settings']])
     expect(found.current!.map((a) => a.text)).toEqual(['Jobs'])
     expect(found.signOut!.map((b) => b.text)).toEqual(['Sign out'])
   })
 
   test('a dispatcher sees no Developers or Settings; the plain shell (no user) has no navigation and no Sign out', async () => {
     const dispatcher = await parse(render({ user: { email: 'bo@example.com', role: 'dispatcher' } }), { links: 'nav a' })
-    expect(dispatcher.links!.map((a) => a.text)).toEqual(['Board', 'Jobs', 'Accounts'])
+    expect(dispatcher.links!.map((a) => a.text)).toEqual(['Board', 'Jobs', 'Accounts', 'Import'])
     const plain = await parse(render({}), { nav: 'nav', forms: 'form' })
     expect({ nav: plain.nav!.length, forms: plain.forms!.length }).toEqual({ nav: 0, forms: 0 })
   })

@@ -1,0 +1,124 @@
+/**
+ * `towline jobs import` and `towline jobs export` through the compiled binary, on the database a
+ * running server serves: real files (BOM, CRLF, quoted newlines, 500 and 501 rows, 2 MB + 1
+ * byte), one error a line, exit codes, nothing written on a refusal, no texts, and an export
+ * that imports into another account as the same jobs.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { apiCaller, cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { BASIC_HEADER, completedRow, csvText } from '../csv-files'
+import { readRecords } from '../../src/jobs-csv/csv-text'
+
+let folder: ReturnType<typeof freshFolder>
+let server: RunningServer
+let key: string
+const api = apiCaller(() => server, () => key)
+const run = (args: string[]) => cli(folder.bin, args, { cwd: folder.dir })
+const file = (name: string, content: string | Uint8Array) => { const p = join(folder.dir, name); writeFileSync(p, content); return p }
+const total = async () => {
+  let n = 0
+  let cursor = ''
+  for (;;) {
+    const page = (await api('GET', `/jobs?limit=100${cursor ? `&cursor=${cursor}` : ''}`)).body
+    n += page.data.length
+    if (!page.has_more) return n
+    cursor = page.next_cursor
+  }
+}
+
+beforeAll(async () => {
+  folder = freshFolder()
+  server = await startServer(folder.bin, { cwd: folder.dir })
+  key = createKeyWithCli(folder.bin, folder.dir, 'all')
+}, 60_000)
+afterAll(async () => {
+  await server?.stop()
+  folder?.cleanup()
+})
+
+describe('towline jobs import', () => {
+  test('a dry run prints one error a line with the spreadsheet row and exits 1; nothing is written', async () => {
+    const path = file('bad.csv', csvText(BASIC_HEADER, [
+      completedRow(1, { 'pickup.location': 'two\r\nlines' }),
+      completedRow(2, { 'customer.name': '' }),
+      completedRow(3, { status: 'cancelled', completed_at: '', cancelled_at: '2026-03-04T23:00:00Z' }),
+    ], { bom: true }))
+    const r = run(['jobs', 'import', path, '--dry-run'])
+    expect(r.code).toBe(1)
+    expect(r.stdout).toBe('row 3, customer.name: must not be empty\nrow 4, cancel_reason: is required for a cancelled job: 3 to 500 characters\n')
+    expect(r.stderr).toBe('2 errors; nothing was written (dry run).\n')
+    const again = run(['jobs', 'import', path])
+    expect(again.code).toBe(1)
+    expect(await total()).toBe(0)
+  })
+
+  test('a good file: the dry run exits 0 and writes nothing; the import exits 0, prints how many, and the server shows them, untexted', async () => {
+    const path = file('good.csv', csvText(BASIC_HEADER, [completedRow(1, { 'customer.name': 'Lee, Ann', 'pickup.location': 'I-5 N\r\nexit 299B' }), completedRow(2)], { bom: true }))
+    const dry = run(['jobs', 'import', path, '--dry-run'])
+    expect({ code: dry.code, out: dry.stdout }).toEqual({ code: 0, out: 'All 2 rows pass; nothing was written (dry run).\n' })
+    expect(await total()).toBe(0)
+    const done = run(['jobs', 'import', path])
+    expect({ code: done.code, out: done.stdout }).toEqual({ code: 0, out: 'Imported 2 jobs.\n' })
+    const job = (await api('GET', '/jobs?external_ref=HIST-1')).body.data[0]
+    expect(job).toMatchObject({ status: 'completed', imported: true, customer: { name: 'Lee, Ann' }, pickup: { location: 'I-5 N\r\nexit 299B' } })
+    const events = (await api('GET', `/jobs/${job.id}/events`)).body.data
+    expect(events).toMatchObject([{ type: 'job.created', actor: 'system', detail: { imported: true } }])
+    expect((await api('GET', `/jobs/${job.id}/texts`)).body.data).toEqual([])
+    // The same file again: every reference is now taken.
+    const twice = run(['jobs', 'import', path])
+    expect(twice.code).toBe(1)
+    expect(twice.stdout).toContain(`row 2, external_ref: is already the reference of another job of this account (${job.id})`)
+  })
+
+  test('500 rows import; 501 rows and 2 MB + 1 byte are refused whole with the limit named, exit 1, nothing written', async () => {
+    const before = await total()
+    const rows = Array.from({ length: 501 }, (_, i) => completedRow(1000 + i))
+    const over = run(['jobs', 'import', file('501.csv', csvText(BASIC_HEADER, rows))])
+    expect({ code: over.code, out: over.stdout }).toEqual({ code: 1, out: 'file: The file has 501 rows of jobs; at most 500 rows can be imported at once. Split it into smaller files.\n' })
+    const small = csvText(BASIC_HEADER, [completedRow(5000)])
+    const big = file('big.csv', small + ' '.repeat(2 * 1024 * 1024 + 1 - Buffer.byteLength(small)))
+    expect(statSync(big).size).toBe(2 * 1024 * 1024 + 1)
+    const tooBig = run(['jobs', 'import', big])
+    expect({ code: tooBig.code, out: tooBig.stdout }).toEqual({ code: 1, out: 'file: The file is 2,097,153 bytes; at most 2 MB (2,097,152 bytes) can be imported at once. Split it into smaller files.\n' })
+    expect(await total()).toBe(before)
+    const ok = run(['jobs', 'import', file('500.csv', csvText(BASIC_HEADER, rows.slice(0, 500)))])
+    expect({ code: ok.code, out: ok.stdout }).toEqual({ code: 0, out: 'Imported 500 jobs.\n' })
+    expect(await total()).toBe(before + 500)
+  })
+})
+
+describe('towline jobs export', () => {
+  test('writes the chosen window and statuses as CSV to stdout or a file (owner-only), which imports into another account as the same jobs', async () => {
+    const made = (await api('POST', '/jobs', { external_ref: 'LIVE-1', customer: { name: 'Ann Live', phone: '+15035550100' }, pickup: { location: 'Exit 9' } })).body
+    expect((await api('PATCH', `/jobs/${made.id}`, { status: 'cancelled', cancel_reason: 'Customer found another ride' })).status).toBe(200)
+    const cancelled = run(['jobs', 'export', '--status', 'cancelled'])
+    expect(cancelled.code).toBe(0)
+    const lines = cancelled.stdout.replace(/^\ufeff/, '').trimEnd().split('\r\n')
+    expect(lines.length).toBe(2)
+    expect(lines[1]).toContain("LIVE-1,cancelled,")
+    expect(lines[1]).toContain("'+15035550100")
+    const window = run(['jobs', 'export', '--since', '2026-03-02T00:00:00Z', '--until', '2026-03-03', '--status', 'completed,cancelled'])
+    const created = readRecords(window.stdout.replace(/^\ufeff/, ''), ',').slice(1).map((r) => r.cells[3]!)
+    expect(created.length).toBeGreaterThan(1)
+    for (const at of created) expect(at.startsWith('2026-03-02T')).toBe(true)
+    expect(window.stdout).toContain(',HIST-1,')
+    expect(window.stdout).not.toContain(',HIST-2,')
+    expect(run(['jobs', 'export', '--since', 'yesterday']).code).toBe(2)
+
+    const out = join(folder.dir, 'all.csv')
+    // The first days of March: under the import's 500 rows.
+    const all = run(['jobs', 'export', '--until', '2026-03-03T00:00:00Z', '--out', out])
+    expect(all.code).toBe(0)
+    expect(statSync(out).mode & 0o777).toBe(0o600)
+    const other = run(['accounts', 'create', '--name', 'Fresh Towing']).stdout.trim()
+    const into = run(['jobs', 'import', out, '--account', other])
+    expect(into.code).toBe(0)
+    expect(into.stdout).toMatch(/^Imported \d+ jobs\.\n$/)
+    expect(Number(/\d+/.exec(into.stdout)![0])).toBe(readRecords(readFileSync(out, 'utf8'), ',').length - 1)
+    const again = run(['jobs', 'export', '--account', other])
+    const body = (t: string) => readRecords(t.replace(/^\ufeff/, ''), ',').map((r) => r.cells.slice(1).join('|')).sort()
+    expect(body(again.stdout)).toEqual(body(readFileSync(out, 'utf8')))
+  })
+})
