@@ -32,6 +32,7 @@ import { settingsRoutes } from './settings/settings.routes'
 import { jobsListRoutes } from './dashboard/jobs-list.routes'
 import { trackingRoutes } from './tracking/tracking.routes'
 import { driverRoutes } from './driver/driver.routes'
+import { goaRoutes } from './goa/goa.routes'
 import { assetRoutes, loadPageAssets } from './pages/assets'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -110,6 +111,7 @@ export function createApp(appDeps: AppDeps) {
     .use(signInRoutes(session, requireSession, deps))
     .use(boardRoutes(session, deps))
     .use(newJobRoutes(session, deps))
+    .use(goaRoutes(session, deps))
     .use(trackingRoutes(deps))
     .use(jobPageRoutes(session, deps))
     .use(developersRoutes(session, deps))
