@@ -16,6 +16,8 @@
  * The search section caches its 50,000-job database under .tmp/ too. The boards section needs
  * Chromium (/usr/bin/chromium, or CHROMIUM_PATH) and reads BENCH_BOARDS (default 200) and
  * BENCH_BOARD_WRITES (default 250).
+ * The pages section needs Chromium too, and reads BENCH_TRACKING_READERS (default 500) and
+ * BENCH_TRACKING_CHANGES (default 60) for its tracking streams (scripts/bench/phone-pages.ts).
  *
  * A section is a named { name, summary, run(ctx) } in scripts/bench/; add it to SECTIONS below.
  */
