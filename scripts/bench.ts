@@ -17,6 +17,8 @@
  * Chromium (/usr/bin/chromium, or CHROMIUM_PATH) and reads BENCH_BOARDS (default 200) and
  * BENCH_BOARD_WRITES (default 250). The import section times a 500-row CSV import (console and
  * page) and GET /jobs/{id}'s p99 while it runs.
+ * The pages section needs Chromium too, and reads BENCH_TRACKING_READERS (default 500) and
+ * BENCH_TRACKING_CHANGES (default 60) for its tracking streams (scripts/bench/phone-pages.ts).
  *
  * A section is a named { name, summary, run(ctx) } in scripts/bench/; add it to SECTIONS below.
  */

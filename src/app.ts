@@ -35,6 +35,7 @@ import { jobsListRoutes } from './dashboard/jobs-list.routes'
 import { jobsCsvRoutes } from './jobs-csv/jobs-csv.routes'
 import { trackingRoutes } from './tracking/tracking.routes'
 import { driverRoutes } from './driver/driver.routes'
+import { goaRoutes } from './goa/goa.routes'
 import { assetRoutes, loadPageAssets } from './pages/assets'
 
 /** Everything a request handler may use; tests pass their own clock and database. */
@@ -116,6 +117,7 @@ export function createApp(appDeps: AppDeps) {
     .use(newJobRoutes(session, deps))
     .use(invoiceRoutes(session, deps))
     .use(commercialAccountRoutes(auth, session, deps))
+    .use(goaRoutes(session, deps))
     .use(trackingRoutes(deps))
     .use(jobPageRoutes(session, deps))
     .use(developersRoutes(session, deps))

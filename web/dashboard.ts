@@ -4,6 +4,7 @@
  *
  * - Every form is enhanced (one submission at a time, shared/forms.ts).
  * - `<time data-local datetime=…>` shows its instant in the browser's time zone.
+ * - `<button data-print hidden>` is shown, and prints the page.
  * - An element `[data-live="/path/stream"]` opens the page's live stream (shared/live.ts): each
  *   event is dispatched on `document` as a `towline:live` CustomEvent (`detail: { type, data, id }`),
  *   each `hello` as `towline:hello` (re-read the page's state then); `data-live-events` lists the
@@ -20,6 +21,12 @@ const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', tim
 for (const el of document.querySelectorAll<HTMLTimeElement>('time[data-local][datetime]')) {
   const at = Date.parse(el.dateTime)
   if (Number.isFinite(at)) el.textContent = LOCAL_TIME.format(at)
+}
+
+// A Print button is drawn hidden (it needs this script); the browser's own print works without it.
+for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-print]')) {
+  button.hidden = false
+  button.addEventListener('click', () => window.print())
 }
 
 const STATUS_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', open: 'Live', closed: 'Not live' }

@@ -1,6 +1,7 @@
 /**
- * The boards of scripts/bench (boards section), in a process of their own: many Server-Sent
- * Events connections to /board/events, each read as a browser's EventSource reads it, noting
+ * The boards of scripts/bench (boards section), and the tracking pages of its pages section, in
+ * a process of their own: many Server-Sent Events connections to /board/events (one session
+ * cookie each) or to one /t/{token}/events, each read as a browser's EventSource reads it, noting
  * for every message (by its `id`, the event's global position) when the first and the last
  * connection received it (performance.timeOrigin + performance.now(): wall-clock milliseconds
  * comparable across processes on one machine). Its own process so that reading 200 streams
@@ -8,7 +9,9 @@
  *
  * Control, on a plain HTTP server (it prints "listening on http://127.0.0.1:<port>"):
  *   POST /connect   {"url": ".../board/events", "cookies": ["towline_session=...", ...]}
- *                   opens one connection per cookie; answers once every one said hello:
+ *                   opens one connection per cookie (or {"url", "count": n, "event": "state"}:
+ *                   n connections without a cookie, counting `state` messages instead of `job`);
+ *                   answers once every one said hello:
  *                   {"connected": n, "ms": ...} (or an error after 60 s)
  *   GET  /complete?after=P&timeout=MS
  *                   waits for the first position above P that every open connection has
@@ -30,6 +33,8 @@ let bytes = 0
 const errors: string[] = []
 let waiters: (() => void)[] = []
 let onHello: (() => void) | null = null
+/** The event name whose messages are counted (`job` on the board, `state` on the tracking page). */
+let countedEvent = 'job'
 
 const TYPE = /"type":"([a-z_.]+)"/
 
@@ -37,7 +42,7 @@ const TYPE = /"type":"([a-z_.]+)"/
 async function readStream(url: string, cookie: string, abort: AbortController): Promise<void> {
   let counted = false
   try {
-    const res = await fetch(url, { headers: { cookie, accept: 'text/event-stream' }, signal: abort.signal })
+    const res = await fetch(url, { headers: { ...(cookie ? { cookie } : {}), accept: 'text/event-stream' }, signal: abort.signal })
     if (res.status !== 200 || !res.body) throw new Error(`${url} answered ${res.status}`)
     open++
     counted = true
@@ -59,7 +64,7 @@ async function readStream(url: string, cookie: string, abort: AbortController): 
           else if (line.startsWith('event: ')) event = line.slice(7)
         }
         if (event === 'hello') { hellos++; onHello?.(); continue }
-        if (id === null || event !== 'job') continue
+        if (id === null || event !== countedEvent) continue
         messages++
         const a = arrivals.get(id)
         if (a) { a.count++; a.last = Math.max(a.last, at); a.first = Math.min(a.first, at) } else arrivals.set(id, { first: at, last: at, count: 1, type: TYPE.exec(block)?.[1] ?? null })
@@ -90,7 +95,10 @@ const server = Bun.serve({
   async fetch(req) {
     const url = new URL(req.url)
     if (req.method === 'POST' && url.pathname === '/connect') {
-      const { url: target, cookies } = (await req.json()) as { url: string; cookies: string[] }
+      const body = (await req.json()) as { url: string; cookies?: string[]; count?: number; event?: string }
+      const target = body.url
+      const cookies = body.cookies ?? Array.from({ length: body.count ?? 0 }, () => '')
+      countedEvent = body.event ?? 'job'
       const started = wallMs()
       const want = hellos + cookies.length
       const ready = new Promise<void>((resolve) => { onHello = () => { if (hellos >= want) resolve() } })

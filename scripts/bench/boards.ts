@@ -200,7 +200,7 @@ async function writeLoad(ctx: BenchContext, server: RunningServer, key: string, 
 }
 
 /** The server's RSS in MB, the median of 5 readings 200 ms apart (one reading moves with the garbage collector). */
-async function steadyRss(pid: number): Promise<number | null> {
+export async function steadyRss(pid: number): Promise<number | null> {
   const readings: number[] = []
   for (let i = 0; i < 5; i++) {
     const r = rssMb(pid)
@@ -212,7 +212,7 @@ async function steadyRss(pid: number): Promise<number | null> {
 }
 
 /** The board clients' control URL and a typed caller. */
-function clientsApi(base: string) {
+export function clientsApi(base: string) {
   return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
     const out = (await res.json()) as T

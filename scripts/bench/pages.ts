@@ -2,7 +2,10 @@
  * The "pages" section: what the page kit costs. Bytes of each built browser file as the binary
  * serves it (plain, gzip, brotli), what a dashboard page and a page with a map load, the time of
  * the in-memory build of web/, and start-up from source (`bun src/main.ts serve`, which builds
- * web/ in memory while the database opens) beside the binary's, to /healthz 200.
+ * web/ in memory while the database opens) beside the binary's, to /healthz 200. Then the
+ * driver's and the tracking page in Chromium (phone-pages.ts): weight before the map, first
+ * paint with 4x CPU and slow-4G throttling, a 12-megapixel photo's upload, and 500 tracking
+ * streams (RSS, a status change's time to reach them all).
  */
 import { join } from 'node:path'
 import { constants, brotliCompressSync, gzipSync } from 'node:zlib'
@@ -10,6 +13,7 @@ import { buildWebAssets } from '../../src/pages/web-build'
 import type { BenchContext, Section } from './lib'
 import { fmt, median } from './lib'
 import { createBenchKey, startTowline } from './frame'
+import { measurePhonePages } from './phone-pages'
 
 /** pages.md: the driver and tracking pages weigh under 150 KB before the map. */
 const PAGE_WEIGHT_KB = 150
@@ -40,7 +44,7 @@ async function startups(ctx: BenchContext, db: string, command?: string[]): Prom
 /** The section (see the top of this file). */
 export const pages: Section = {
   name: 'pages',
-  summary: "the pages' built files (plain and compressed bytes), the in-memory build of web/, start-up from source",
+  summary: "the pages' built files, start-up from source; the driver and tracking pages in Chromium: weight, first paint (CPU 4x, slow 4G), photo upload, 500 tracking streams",
   async run(ctx) {
     const started = performance.now()
     const files = await buildWebAssets()
@@ -69,5 +73,7 @@ export const pages: Section = {
     ctx.log(`start-up from source: ${source.map((t) => fmt(t)).join(', ')} ms; binary: ${binary.map((t) => fmt(t)).join(', ')} ms`)
     ctx.record({ metric: `start-up from source to /healthz 200 (builds web/), median of ${source.length}`, value: `${fmt(median(source))} ms`, target: '', pass: null })
     ctx.record({ metric: `start-up of the binary to /healthz 200, median of ${binary.length}`, value: `${fmt(median(binary))} ms`, target: '< 300 ms', pass: median(binary) < 300 })
+
+    await measurePhonePages(ctx)
   },
 }

@@ -13,6 +13,7 @@ import { vehicleLine } from './board.page'
 import { dollarsText } from '../platform/money'
 import { invoicesSection, type InvoiceSectionState } from '../invoices/invoice.page'
 import { commercialAccountSelect } from '../commercial-accounts/commercial-account-select'
+import { goaPackLink } from '../goa/goa.page'
 
 /** The actions of the job page, by the path segment they post to. */
 export const JOB_ACTIONS = ['move', 'cancel', 'assign', 'unassign', 'reopen', 'note', 'photo', 'archive', 'restore', 'tracking-link', 'driver-link', 'edit'] as const
@@ -305,6 +306,7 @@ export function jobPageBody(d: JobPageData, s: JobPageState, livePosition: numbe
 <p class="breadcrumb"><a href="/board">Board</a> / <a href="/jobs">Jobs</a></p>
 <h1>${title}</h1>
 <p class="job-status-line"><span class="status-badge" data-status="${job.status}">${label(job.status)}</span>${job.archived ? html` <span class="status-badge">Archived</span>` : ''} <span class="meta">${job.id}</span></p>
+${goaPackLink(job)}
 <div class="page-alert" role="alert" id="page-alert">${s.alert ?? ''}</div>
 <p class="page-done" role="status" id="page-done">${s.done ?? ''}</p>
 <p class="job-changed" role="status" id="job-changed" hidden></p>
