@@ -109,5 +109,5 @@ ${gallery(d, s)}</section>
 <div class="field"><label for="f-signer_name">Signer name</label><input${attrs({ type: 'text', id: 'f-signer_name', name: 'signer_name', value: sig.signerName, maxlength: 200, autocomplete: 'name', 'aria-invalid': sig.errors.signer_name ? 'true' : undefined, 'aria-describedby': sig.errors.signer_name ? 'f-signer_name-error' : undefined })}>${sigErr('signer_name')}</div>
 <div class="button-row"><button type="button" id="signature-clear" class="button-secondary">Clear</button><button type="submit" class="button-big">Save signature</button></div></form></section>
 </div>`
-  return layout({ title: j.customer.name, body, scripts: ['driver.js'] })
+  return layout({ title: j.customer.name, body, scripts: ['driver.js'], inlineStyles: true })
 }

@@ -98,6 +98,25 @@ describe('the driver page', () => {
     expect(html).not.toMatch(/(src|href)="https?:\/\/(?!www\.google\.com\/maps\/dir)/)
   })
 
+  test('the stylesheet comes inlined (no round trip before the first paint on a slow network), allowed by exactly its hash in the CSP', async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const res = await get(driverPath(job.id))
+    const html = await res.text()
+    const css = /<style>([\s\S]*?)<\/style>/.exec(html)?.[1]
+    expect(css?.length).toBeGreaterThan(1000)
+    expect(html).not.toMatch(/<link rel="stylesheet" href="[^"]*styles/)
+    const hash = new Bun.CryptoHasher('sha256').update(css!).digest('base64')
+    const policy = res.headers.get('content-security-policy')!
+    expect(policy).toContain(`style-src 'self' 'sha256-${hash}'`)
+    expect(policy).toContain("script-src 'self'")
+    expect(policy).not.toContain('unsafe-inline')
+    // The tracking page the same way.
+    const tracking = await get(new URL(job.tracking_url).pathname)
+    const tcss = /<style>([\s\S]*?)<\/style>/.exec(await tracking.text())?.[1]
+    expect(tcss).toBe(css)
+    expect(tracking.headers.get('content-security-policy')).toContain(`'sha256-${hash}'`)
+  })
+
   test('Acknowledge once (actor driver, detail.unit_id), then exactly the table\'s driver moves, GOA on scene', async () => {
     const { job, unit } = await bringTo(api, key, 'dispatched')
     const path = driverPath(job.id)

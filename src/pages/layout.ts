@@ -8,8 +8,9 @@
  * htmlResponse(layout({ title: 'Board', user, active: 'board', body: html`<h1>Board</h1>...`, scripts: ['dashboard.js'] }))
  * ```
  */
-import { assetUrl, hasAsset } from './assets'
-import { html, type Html, type HtmlValue } from './html'
+import { assetUrl, hasAsset, inlineStylesheet } from './assets'
+import { html, raw, type Html, type HtmlValue } from './html'
+import { pagePolicy } from '../platform/security-headers'
 
 /** Who is signed in, as the layout shows it. */
 export interface LayoutUser {
@@ -32,6 +33,12 @@ export interface LayoutOptions {
   body: HtmlValue
   /** Built scripts by logical name (`dashboard.js`, `map.js`); a script's own stylesheet (`map.css`) is linked with it. */
   scripts?: string[]
+  /**
+   * The stylesheet inlined in a `<style>` instead of linked (the driver's and tracking pages: on
+   * a phone's slow network its round trip delayed the first paint). The response must then carry
+   * `inlineStylePolicy`'s CSP, which allows exactly that stylesheet.
+   */
+  inlineStyles?: boolean
 }
 
 const SECTIONS: { section: Section; label: string; href: string; ownersOnly: boolean }[] = [
@@ -58,7 +65,7 @@ function dashboardHeader(user: LayoutUser, active: Section | undefined): Html {
 export function layout(opts: LayoutOptions): Html {
   const scripts = opts.scripts ?? []
   // A script that imports CSS (the map: Leaflet's) has it built beside it under the same name.
-  const styles = ['styles.css', ...scripts.map((s) => s.replace(/\.js$/, '.css')).filter((s) => s.endsWith('.css') && hasAsset(s))]
+  const styles = [...(opts.inlineStyles ? [] : ['styles.css']), ...scripts.map((s) => s.replace(/\.js$/, '.css')).filter((s) => s.endsWith('.css') && hasAsset(s))]
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -66,7 +73,7 @@ export function layout(opts: LayoutOptions): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${opts.title} · Towline</title>
 <link rel="icon" href="data:,">
-${styles.map((s) => html`<link rel="stylesheet" href="${assetUrl(s)}">\n`)}${scripts.map((s) => html`<script type="module" src="${assetUrl(s)}"></script>\n`)}</head>
+${opts.inlineStyles ? html`<style>${raw(inlineStylesheet().css)}</style>\n` : ''}${styles.map((s) => html`<link rel="stylesheet" href="${assetUrl(s)}">\n`)}${scripts.map((s) => html`<script type="module" src="${assetUrl(s)}"></script>\n`)}</head>
 <body>
 <a class="skip-link" href="#main">Skip to content</a>
 ${opts.user ? dashboardHeader(opts.user, opts.active) : ''}
@@ -76,4 +83,9 @@ ${opts.body}
 </body>
 </html>
 `
+}
+
+/** The Content-Security-Policy of a page laid out with `inlineStyles`: the pages' policy, with its inlined stylesheet allowed by hash. */
+export function inlineStylePolicy(tileUrl: string | null | undefined): string {
+  return pagePolicy({ tileUrl, loosen: { 'style-src': `'self' ${inlineStylesheet().source}` } })
 }

@@ -118,7 +118,7 @@ ${mapSection(s, opts.tileUrl)}
 ${actionsHtml(s, opts.path, extras)}
 <p class="live-status muted" id="live-status" role="status">This page updates itself while it is open.</p>
 </div>`
-  return layout({ title: `${s.company.name}: your tow`, body, scripts: ['tracking.js'] })
+  return layout({ title: `${s.company.name}: your tow`, body, scripts: ['tracking.js'], inlineStyles: true })
 }
 
 /** The page of a link with nothing to pay (no issued, unpaid invoice). */

@@ -89,9 +89,10 @@ describe('the tracking page in Chromium, at a phone\'s size', () => {
     await page.waitForLoadState('networkidle')
     await expect(current(page).innerText()).resolves.toBe('Confirmed')
     expect(await page.locator('ol.steps > li').allInnerTexts()).toEqual(['Pending', 'Confirmed', 'Dispatched', 'En route', 'On scene', 'Towing', 'At destination', 'Completed'])
-    // Before the map: the page, its stylesheet and its script; no Leaflet yet.
+    // Before the map: the page (its stylesheet inlined, applied under the page's CSP) and its script; no Leaflet yet.
     expect(loaded.some((p) => /\/assets\/map\./.test(p))).toBe(false)
-    expect(loaded.filter((p) => p.startsWith('/assets/')).map((p) => p.replace(/\.[0-9a-z]+\.(js|css)$/, '.$1')).sort()).toEqual(['/assets/styles.css', '/assets/tracking.js'])
+    expect(loaded.filter((p) => p.startsWith('/assets/')).map((p) => p.replace(/\.[0-9a-z]+\.(js|css)$/, '.$1')).sort()).toEqual(['/assets/tracking.js'])
+    expect(await page.evaluate(() => document.querySelector('head > style')?.sheet?.cssRules.length ?? 0)).toBeGreaterThan(50)
     expect(decoded).toBeGreaterThan(10_000)
     expect(wire).toBeLessThan(150 * 1024)
     expect(decoded).toBeLessThan(150 * 1024)
