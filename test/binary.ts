@@ -19,6 +19,14 @@ export function ensureBinary(): string {
   return BUILT
 }
 
+/** A loopback port free right now: for a server that must know its own URL before it starts (TOWLINE_PUBLIC_URL in the texts it sends). */
+export function freePort(): number {
+  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = s.port
+  s.stop(true)
+  return port
+}
+
 /** A temporary folder holding only a copy of the binary: nothing else beside it. */
 export function freshFolder(): { dir: string; bin: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'towline-e2e-'))

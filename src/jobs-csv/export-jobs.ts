@@ -8,7 +8,8 @@ import { readIsoTime } from '../platform/time'
 import { unitsByIds } from '../units/unit.queries'
 import { EXPORT_COLUMNS } from './csv-columns'
 import { csvLine, UTF8_BOM } from './csv-text'
-import { commercialAccountNames, jobsByIds, jobsInWindow, type ExportWindow } from './jobs-csv.queries'
+import { commercialAccountRefsByIds } from '../commercial-accounts/commercial-account.queries'
+import { jobsByIds, jobsInWindow, type ExportWindow } from './jobs-csv.queries'
 
 /** Jobs read per batch: the export holds one batch at a time, however many jobs match. */
 const BATCH = 500
@@ -19,10 +20,10 @@ export const EXPORT_HEADER = csvLine(EXPORT_COLUMNS.map((c) => c.name))
 /** One batch of jobs as CSV lines, their unit and commercial account named. */
 function batchLines(ctx: OperationContext, jobs: JobRow[]): string {
   const units = unitsByIds(ctx.db, jobs.flatMap((j) => (j.unitId ? [j.unitId] : [])))
-  const accounts = commercialAccountNames(ctx.db, ctx.scope.accountId, jobs.flatMap((j) => (j.commercialAccountId ? [j.commercialAccountId] : [])))
+  const accounts = commercialAccountRefsByIds(ctx.db, ctx.scope.accountId, jobs.flatMap((j) => (j.commercialAccountId ? [j.commercialAccountId] : [])))
   let out = ''
   for (const j of jobs) {
-    const names = { unit: j.unitId ? units.get(j.unitId)?.name ?? null : null, commercialAccount: j.commercialAccountId ? accounts.get(j.commercialAccountId) ?? null : null }
+    const names = { unit: j.unitId ? units.get(j.unitId)?.name ?? null : null, commercialAccount: j.commercialAccountId ? accounts.get(j.commercialAccountId)?.name ?? null : null }
     out += csvLine(EXPORT_COLUMNS.map((c) => c.cell!(j, names)))
   }
   return out

@@ -3,14 +3,6 @@ import { toJobRow, type RawJob } from '../jobs/job.queries'
 import type { JobRow } from '../jobs/job.view'
 import type { OperationScope } from '../operations/operation-context'
 
-/** The names of the commercial accounts with these ids, by id. */
-export function commercialAccountNames(db: Db, accountId: string, ids: string[]): Map<string, string> {
-  const unique = [...new Set(ids)]
-  if (!unique.length) return new Map()
-  const rows = db.$client.query<{ id: string; name: string }, string[]>(`SELECT id, name FROM commercial_accounts WHERE account_id = ? AND id IN (${unique.map(() => '?').join(',')})`).all(accountId, ...unique)
-  return new Map(rows.map((r) => [r.id, r.name]))
-}
-
 /** Loads jobs by id, in the order of `ids`. */
 export function jobsByIds(db: Db, ids: string[]): JobRow[] {
   if (!ids.length) return []

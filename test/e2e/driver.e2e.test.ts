@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { cli, createKeyWithCli, freePort, freshFolder, startServer, type RunningServer } from '../binary'
 import { launchChromium } from '../browser/chromium'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
 import { startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN } from '../twilio-standin'
@@ -21,13 +21,6 @@ let key: string
 let base: string
 const PHONE = { width: 390, height: 844 }
 const WHERE = { latitude: 45.5231, longitude: -122.6765 }
-
-function freePort(): number {
-  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = s.port
-  s.stop(true)
-  return port
-}
 
 beforeAll(async () => {
   folder = freshFolder()

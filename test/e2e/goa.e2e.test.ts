@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
-import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { cli, createKeyWithCli, freePort, freshFolder, startServer, type RunningServer } from '../binary'
 import { launchChromium } from '../browser/chromium'
 import { createLogin, signedInPage } from '../browser/dashboard'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
@@ -23,13 +23,6 @@ const DISPATCHER = { email: 'disp@example.com', password: 'dispatch password 1' 
 const PICKUP = { lat: 45.5017, lng: -122.6731 }
 /** A real 1x1 PNG. */
 const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
-
-function freePort(): number {
-  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = s.port
-  s.stop(true)
-  return port
-}
 
 beforeAll(async () => {
   folder = freshFolder()

@@ -4,7 +4,7 @@
  * reports, retries, and a SIGKILL mid-send.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { cli, createKeyWithCli, freePort, freshFolder, startServer, type RunningServer } from '../binary'
 import { sendInbound, startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN, type Answer } from '../twilio-standin'
 
 const answers = new Map<string, Answer>()
@@ -13,13 +13,6 @@ let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
 let key: string
 let unit: { id: string }
-
-function freePort(): number {
-  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = s.port
-  s.stop(true)
-  return port
-}
 
 function envFor(port: number) {
   return {

@@ -92,7 +92,7 @@ describe('the tracking page in Chromium, at a phone\'s size', () => {
     // Before the map: the page (its stylesheet inlined, applied under the page's CSP) and its script; no Leaflet yet.
     expect(loaded.some((p) => /\/assets\/map\./.test(p))).toBe(false)
     expect(loaded.filter((p) => p.startsWith('/assets/')).map((p) => p.replace(/\.[0-9a-z]+\.(js|css)$/, '.$1')).sort()).toEqual(['/assets/tracking.js'])
-    expect(await page.evaluate(() => document.querySelector('head > style')?.sheet?.cssRules.length ?? 0)).toBeGreaterThan(50)
+    expect(await page.evaluate(() => document.querySelector<HTMLStyleElement>('head > style')?.sheet?.cssRules.length ?? 0)).toBeGreaterThan(50)
     expect(decoded).toBeGreaterThan(10_000)
     expect(wire).toBeLessThan(150 * 1024)
     expect(decoded).toBeLessThan(150 * 1024)
