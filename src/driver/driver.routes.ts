@@ -11,7 +11,7 @@ import { readJobSignature } from '../jobs/job-signatures'
 import { isStatus, type JobStatus } from '../jobs/job-status'
 import type { JobRow } from '../jobs/job.view'
 import type { OperationContext } from '../operations/operation-context'
-import { inlineStylePolicy } from '../pages/layout'
+import { phonePageHeaders } from '../pages/layout'
 import { htmlResponse } from '../pages/html'
 import { goneSentence } from '../pages/gone-links'
 import { AppError, validationFailed } from '../platform/errors'
@@ -55,7 +55,7 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
   const render = (link: OpenLink, state: Partial<DriverPageState>, status = 200) => {
     const position = deps.bus.position
     const data = readDriverPage(link.ctx, link.job.id)
-    return htmlResponse(driverPage(data, { base: link.base, formKey: randomBase62(24), position, ...state }), { status, headers: { 'cache-control': 'no-store', 'content-security-policy': inlineStylePolicy(deps.config.tileUrl) } })
+    return htmlResponse(driverPage(data, { base: link.base, formKey: randomBase62(24), position, ...state }), { status, headers: { 'cache-control': 'no-store', ...phonePageHeaders(deps.config.tileUrl) } })
   }
 
   /**

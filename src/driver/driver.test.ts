@@ -117,6 +117,23 @@ describe('the driver page', () => {
     expect(tracking.headers.get('content-security-policy')).toContain(`'sha256-${hash}'`)
   })
 
+  test('the two secret-link pages opt out of opener isolation (no process swap on the tap from a text); the dashboard keeps it', async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const driver = await get(driverPath(job.id))
+    const tracking = await get(new URL(job.tracking_url).pathname)
+    const login = await get('/login')
+    expect([driver.status, tracking.status, login.status]).toEqual([200, 200, 200])
+    expect(driver.headers.get('cross-origin-opener-policy')).toBe('unsafe-none')
+    expect(tracking.headers.get('cross-origin-opener-policy')).toBe('unsafe-none')
+    expect(login.headers.get('cross-origin-opener-policy')).toBe('same-origin')
+    // Everything else those pages keep: framing refused, no Referer off the origin.
+    for (const res of [driver, tracking]) {
+      expect(res.headers.get('x-frame-options')).toBe('DENY')
+      expect(res.headers.get('referrer-policy')).toBe('same-origin')
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+    }
+  })
+
   test('Acknowledge once (actor driver, detail.unit_id), then exactly the table\'s driver moves, GOA on scene', async () => {
     const { job, unit } = await bringTo(api, key, 'dispatched')
     const path = driverPath(job.id)

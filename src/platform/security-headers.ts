@@ -84,7 +84,8 @@ export function securityHeaders(opts: { publicUrl?: string; tileUrl?: string | n
     headers.set('Referrer-Policy', html ? 'same-origin' : 'no-referrer')
     if (!headers.has('content-security-policy')) headers.set('Content-Security-Policy', html || script ? page : NOTHING_POLICY)
     if (html) {
-      headers.set('Cross-Origin-Opener-Policy', 'same-origin')
+      // A page that chose its own (the secret-link phone pages: layout.ts phonePageHeaders) keeps it.
+      if (!headers.has('cross-origin-opener-policy')) headers.set('Cross-Origin-Opener-Policy', 'same-origin')
       headers.set('Permissions-Policy', PERMISSIONS)
     }
     if (!headers.has('cache-control')) headers.set('Cache-Control', 'no-store')

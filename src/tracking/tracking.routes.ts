@@ -14,7 +14,7 @@ import { RateLimiter } from '../platform/rate-limit'
 import { BODY_CAPS, routeProps } from '../platform/route-props'
 import { readCustomerInvoice } from '../invoices/get-invoice'
 import { invoiceDocumentHtml } from '../invoices/invoice.page'
-import { inlineStylePolicy, layout } from '../pages/layout'
+import { layout, phonePageHeaders } from '../pages/layout'
 import { payLinkResponse } from './pay-link'
 import { TrackingHub, type TrackingMessage } from './tracking-hub'
 import { lookUpTracking, trackedJob } from './tracking-link'
@@ -68,7 +68,7 @@ export function trackingRoutes(deps: RouteDeps) {
   const hub = new TrackingHub({ db: deps.db, bus: deps.bus, messageFor, goneFor, logger: deps.logger, isDraining: deps.isDraining })
 
   const page = (token: string, job: JobRow, opts: { alert?: string; done?: string; forms?: Partial<Record<TrackingForm, FormState>>; status?: number } = {}) =>
-    htmlResponse(trackingPage(stateOf(token, job), { path: path(token), tileUrl: deps.config.tileUrl, extras: { alert: opts.alert, done: opts.done, forms: opts.forms } }), { status: opts.status, headers: { 'content-security-policy': inlineStylePolicy(deps.config.tileUrl) } })
+    htmlResponse(trackingPage(stateOf(token, job), { path: path(token), tileUrl: deps.config.tileUrl, extras: { alert: opts.alert, done: opts.done, forms: opts.forms } }), { status: opts.status, headers: phonePageHeaders(deps.config.tileUrl) })
   const done = (token: string, what: TrackingForm) => new Response(null, { status: 303, headers: { location: `${path(token)}?done=${what}` } })
   /** Runs a form's operation: 303 to the page when it succeeds, the page again with the form's messages when it is refused. */
   const act = (token: string, form: TrackingForm, fields: FormFields, run: (job: JobRow) => void) => {
