@@ -4,6 +4,7 @@ import { databasePinger, type Db } from './db/client'
 import type { Clock } from './platform/clock'
 import type { Logger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
+import type { PreRouted } from './platform/pre-routed'
 import { httpPlugin, createFetchHandler } from './platform/http'
 import { buildApiDocument } from './api-document'
 import { docsRoutes } from './platform/docs.routes'
@@ -85,6 +86,7 @@ export function createApp(appDeps: AppDeps) {
     return byRoute.get(route)?.get(method)
   }
   const account = accountRoutes(auth, deps, authorize)
+  const jobs = jobRoutes(auth, deps, authorize)
   let app: any
   // normalize: false makes unknown fields a 422 instead of silently stripping them; no t.Transform
   // schemas are used, so the per-response encode pass is skipped.
@@ -106,7 +108,7 @@ export function createApp(appDeps: AppDeps) {
     .use(docsRoutes(() => buildApiDocument(app, deps.config.publicUrl)))
     .use(assetRoutes())
     .use(account.routes)
-    .use(jobRoutes(auth, deps))
+    .use(jobs.routes)
     .use(unitRoutes(auth, deps))
     .use(serviceRoutes(auth, deps))
     .use(webhookRoutes(auth, deps))
@@ -128,8 +130,8 @@ export function createApp(appDeps: AppDeps) {
   for (const plugin of deps.pages ?? []) app = app.use(plugin)
   skipElysiaValidation(app.routes)
   compileReadsSynchronously(app.routes)
-  // GET routes the fetch handler answers itself when the URL is exactly their path (no query).
-  const preRouted = new Map<string, (request: Request) => Response>([['/api/v1/me', account.preRouted]])
+  // GET routes the fetch handler answers itself when the URL (no query) is exactly their path, or their prefix and an id.
+  const preRouted: PreRouted = { exact: new Map([['/api/v1/me', account.preRouted]]), under: new Map([['/api/v1/jobs/', jobs.preRoutedJob]]) }
   return { app: app as Elysia, preRouted }
 }
 

@@ -4,8 +4,7 @@ import type { AuthPlugin, Authorizer } from './auth.plugin'
 import type { Principal } from './authenticate'
 import { describeKey } from './describe-key'
 import { KeyDescription } from './account.model'
-import { requestInfo } from '../platform/request-info'
-import { dataResponseHeaders } from '../platform/security-headers'
+import { preRoutedJson } from '../platform/pre-routed'
 
 /** GET /api/v1/me, and the same answer pre-routed (see `preRoutedMe`). */
 export function accountRoutes(auth: AuthPlugin, deps: AppDeps, authorize: Authorizer) {
@@ -20,8 +19,7 @@ export function accountRoutes(auth: AuthPlugin, deps: AppDeps, authorize: Author
     }
     return d
   }
-  // The headers every answer has, made once: a Response copies them, then gets its own four.
-  const fixed = new Headers({ 'content-type': 'application/json;charset=utf-8', ...dataResponseHeaders({ publicUrl: deps.config.publicUrl }) })
+  const answer = preRoutedJson(deps.config.publicUrl)
   /**
    * GET /api/v1/me without a query, answered before Elysia routes it: the call integrators'
    * health checks make most. The same authorization (401, 429, 403 are thrown and answered as
@@ -30,11 +28,7 @@ export function accountRoutes(auth: AuthPlugin, deps: AppDeps, authorize: Author
    */
   const preRouted = (request: Request): Response => {
     const principal = authorize(request, '/api/v1/me', 'jobs:read')
-    const info = requestInfo(request)
-    const response = new Response(describe(principal).json, { headers: fixed })
-    response.headers.set('request-id', info.requestId!)
-    if (info.headers) for (const name in info.headers) response.headers.set(name, info.headers[name]!)
-    return response
+    return answer(request, describe(principal).json)
   }
   const routes = new Elysia({ prefix: '/api/v1' })
     .use(auth)

@@ -11,6 +11,7 @@ import { resolveRouteProps, type Answers, type BodySpec, type RouteProps } from 
 import { comesFromOwnPages, publicOriginOf } from './same-origin'
 import { errorPage } from './error-page'
 import { dataResponseHeaders, securityHeaders } from './security-headers'
+import type { PreRouted } from './pre-routed'
 
 const SURROGATE_MESSAGE = 'holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair); send well-formed text'
 
@@ -292,16 +293,13 @@ export function createFetchHandler(
   app: { fetch: (req: Request) => Promise<Response> | Response },
   deps: {
     logger: Logger; isDraining?: () => boolean; publicUrl?: string; tileUrl?: string | null
-    /**
-     * GET answers by exact path (no query string) that skip Elysia's router and hooks: each
-     * authorizes as its route does and builds the same response (tests compare the two); an
-     * error it throws is answered as the route's would be.
-     */
-    preRouted?: ReadonlyMap<string, (request: Request) => Response>
+    /** GET answers that skip Elysia's router and hooks (pre-routed.ts). */
+    preRouted?: PreRouted
   },
 ) {
   const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl, tileUrl: deps.tileUrl })
   const accessLog = createAccessLog(deps.logger)
+  const pre = deps.preRouted
   /**
    * The answer to an error that did not reach httpPlugin's error hook: the app itself threw, or a
    * route compiled as synchronous (createApp) answered with a promise that rejected. An AppError
@@ -352,14 +350,28 @@ export function createFetchHandler(
     if (server) info.peer = () => server.requestIP(original)?.address
     let answer: Response | Promise<Response>
     try {
-      const direct = deps.preRouted && request.method === 'GET' && url.indexOf('?', pathAt) === -1 ? deps.preRouted.get(url.slice(pathAt)) : undefined
-      answer = direct ? direct(request) : app.fetch(request)
+      answer = (pre && request.method === 'GET' && url.indexOf('?', pathAt) === -1 && preRoute(pre, request, url.slice(pathAt))) || app.fetch(request)
     } catch (err) {
       answer = threw(request, err)
     }
     if (answer instanceof Response) return finish(request, answer, started)
     return Promise.resolve(answer).then((response) => finish(request, response, started), (err) => finish(request, threw(request, err), started))
   }
+}
+
+/** One plain path segment, as ids are: anything else (encoded, empty, deeper) goes through the router. */
+const SEGMENT = /^[0-9A-Za-z_]{1,64}$/
+
+/** The pre-routed answer for a query-less GET `path`, or null when the router must answer it. */
+function preRoute(pre: PreRouted, request: Request, path: string): Response | null {
+  const exact = pre.exact.get(path)
+  if (exact) return exact(request)
+  for (const [prefix, answer] of pre.under) {
+    if (!path.startsWith(prefix)) continue
+    const segment = path.slice(prefix.length)
+    return SEGMENT.test(segment) ? answer(request, segment) : null
+  }
+  return null
 }
 
 /** A logger whose lines carry the request's id (`request_id`, as its Request-Id header), for what is logged while handling it. */
