@@ -7,6 +7,7 @@ import { logProvider, twilioProvider, type SmsProvider } from './texts/providers
 import { onTextsQueued } from './texts/queue-text'
 import { TextSender } from './texts/text-sender'
 import { pruneWebhookHistory } from './webhooks/prune-history'
+import { pruneFixes } from './units/position-history'
 import { DeliveryScheduler } from './webhooks/scheduler'
 import { endpointsChanged } from './webhooks/fan-out'
 import type { SendSettings } from './webhooks/send-attempt'
@@ -53,6 +54,14 @@ export function startBackgroundWork(deps: BackgroundDeps) {
     pruning = pruneWebhookHistory(db, clock, config.webhookHistoryMs)
       .then((r) => { if (r.attempts + r.deliveries + r.events) logger.info(r, 'pruned webhook history') })
       .catch((err) => logger.error({ err }, 'pruning webhook history failed; trying again next round'))
+      .then(() => {
+        try {
+          const fixes = pruneFixes(db, clock.now(), config.positionHistoryMs)
+          if (fixes) logger.info({ fixes }, 'pruned position history')
+        } catch (err) {
+          logger.error({ err }, 'pruning position history failed; trying again next round')
+        }
+      })
   }
   const firstPrune = setTimeout(prune, 60_000)
   const pruneTimer = setInterval(prune, deps.pruneEveryMs ?? 600_000)

@@ -27,6 +27,8 @@ export interface Config {
   smsRetryScheduleMs: number[]
   /** How long webhook delivery history is kept beyond each endpoint's last 100 attempts. */
   webhookHistoryMs: number
+  /** How long units' position history is kept (TOWLINE_POSITION_HISTORY_DAYS); fixes around a GOA job's arrival are kept regardless. */
+  positionHistoryMs: number
   logLevel: string
   /** The pages' map tiles (`{z}/{x}/{y}` template); null: no tiles, a grey map with its markers. */
   tileUrl: string | null
@@ -135,6 +137,7 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
     },
     smsRetryScheduleMs: parseSchedule(env.TOWLINE_SMS_RETRY_SCHEDULE ?? '30s,2m,10m,1h', 'TOWLINE_SMS_RETRY_SCHEDULE'),
     webhookHistoryMs: int('TOWLINE_WEBHOOK_HISTORY_DAYS', env.TOWLINE_WEBHOOK_HISTORY_DAYS, 30) * 86_400_000,
+    positionHistoryMs: int('TOWLINE_POSITION_HISTORY_DAYS', env.TOWLINE_POSITION_HISTORY_DAYS, 30) * 86_400_000,
     smsReplyWindowMs: int('TOWLINE_SMS_REPLY_WINDOW_HOURS', env.TOWLINE_SMS_REPLY_WINDOW_HOURS, 72, 0) * 3_600_000,
     logLevel: env.LOG_LEVEL ?? 'info',
     tileUrl: tileUrlOf(env.TOWLINE_TILE_URL),

@@ -14,6 +14,7 @@ import m10 from '../../migrations/0010_dashboard_users_sessions.sql' with { type
 import m11 from '../../migrations/0011_job_photos.sql' with { type: 'text' }
 import m12 from '../../migrations/0012_job_signatures.sql' with { type: 'text' }
 import m13 from '../../migrations/0013_back_office.sql' with { type: 'text' }
+import m14 from '../../migrations/0014_unit_positions.sql' with { type: 'text' }
 
 export { journal }
 
@@ -33,4 +34,5 @@ export const SQL_BY_TAG: Record<string, string> = {
   "0011_job_photos": m11,
   "0012_job_signatures": m12,
   "0013_back_office": m13,
+  "0014_unit_positions": m14,
 }

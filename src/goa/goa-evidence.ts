@@ -10,7 +10,8 @@ import type { OperationContext } from '../operations/operation-context'
 import { AppError } from '../platform/errors'
 import { listJobTexts } from '../texts/list-texts'
 import type { TextMessage } from '../texts/text.model'
-import { findUnit, positionOf } from '../units/unit.queries'
+import { findUnit } from '../units/unit.queries'
+import { nearestFix } from '../units/position-history'
 import { listUsers } from '../users/user.queries'
 
 /** A timeline event as the pack reads it. */
@@ -33,8 +34,8 @@ export interface Fix {
 
 /** The unit's fix, and where it falls in the job's run. */
 export interface UnitFix extends Fix {
-  /** Before the arrival, between the arrival and the GOA, after the GOA, or unknown (no arrival recorded). */
-  when: 'before_arrival' | 'on_scene' | 'after_goa' | 'no_arrival'
+  /** Before the arrival, between the arrival and the GOA, or after the GOA. */
+  when: 'before_arrival' | 'on_scene' | 'after_goa'
 }
 
 /** One line of the conversation with the customer. */
@@ -62,7 +63,7 @@ export interface GoaEvidence {
   /** Milliseconds from the arrival to the GOA. */
   on_scene_ms: number | null
   unit: { id: string; name: string; driver_name: string | null } | null
-  /** The unit's last reported position (the only fix Towline keeps per unit), or null. */
+  /** The unit's kept fix nearest in time to the arrival (within 30 minutes; units/position-history.ts), or null. */
   unit_fix: UnitFix | null
   /** The customer's shared locations (job.customer_located), oldest first. */
   customer_fixes: Fix[]
@@ -110,8 +111,8 @@ function allTexts(ctx: OperationContext, jobId: string): TextMessage[] {
 /**
  * Reads the GOA evidence pack of a job: 404 for a job outside the caller's account (as any
  * unknown id) and for one that did not end GOA. The arrival and the GOA are the last run's
- * status changes (after the latest reopen); the position is the unit's last reported fix,
- * because Towline keeps no position history (see src/goa/README.md).
+ * status changes (after the latest reopen); the position is the unit's kept fix nearest in time
+ * to that arrival, before or after it (see src/goa/README.md).
  */
 export function readGoaEvidence(ctx: OperationContext, jobId: string): GoaEvidence {
   requirePermission(ctx.actor, 'jobs:read')
@@ -150,13 +151,10 @@ export function readGoaEvidence(ctx: OperationContext, jobId: string): GoaEviden
     from_pickup_m: pickup ? Math.round(metresBetween(pickup, p)) : null,
     from_arrival_ms: arrivalMs === null ? null : Date.parse(p.at) - arrivalMs,
   })
-  const position = positionOf(unitRow)
-  let unitFix: UnitFix | null = null
-  if (position) {
-    const fix = fixOf({ lat: position.lat, lng: position.lng, accuracy_m: position.accuracy_m, at: position.recorded_at })
-    const at = Date.parse(position.recorded_at)
-    unitFix = { ...fix, when: arrivalMs === null ? 'no_arrival' : at < arrivalMs ? 'before_arrival' : at <= goaMs ? 'on_scene' : 'after_goa' }
-  }
+  const kept = unitRow && arrivalMs !== null ? nearestFix(ctx.db, unitRow.id, arrivalMs) : null
+  const unitFix: UnitFix | null = kept && arrivalMs !== null
+    ? { ...fixOf({ lat: kept.lat, lng: kept.lng, accuracy_m: kept.accuracyM, at: new Date(kept.at).toISOString() }), when: kept.at < arrivalMs ? 'before_arrival' : kept.at <= goaMs ? 'on_scene' : 'after_goa' }
+    : null
   const customerFixes = events.filter((e) => e.type === 'job.customer_located').map((e) => {
     const d = e.detail as { lat?: unknown; lng?: unknown; accuracy_m?: unknown }
     return fixOf({ lat: Number(d.lat), lng: Number(d.lng), accuracy_m: typeof d.accuracy_m === 'number' ? d.accuracy_m : null, at: e.created_at })

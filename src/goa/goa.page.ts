@@ -7,6 +7,7 @@
 import { vehicleLine } from '../dashboard/board.page'
 import { attrs, html, type Html } from '../pages/html'
 import type { ConversationLine, Doer, Fix, GoaEvidence, UnitFix } from './goa-evidence'
+import { ARRIVAL_FIX_WINDOW_MS } from '../units/position-history'
 
 /** A time for a record: the instant in `datetime`, shown in UTC to the second. */
 function utc(isoText: string): Html {
@@ -47,8 +48,7 @@ const coords = (f: { lat: number; lng: number }) => `${f.lat.toFixed(6)}, ${f.ln
 const WHEN: Record<UnitFix['when'], string> = {
   before_arrival: 'Taken before the arrival.',
   on_scene: 'Taken while the job was on scene (between the arrival and the GOA).',
-  after_goa: 'Taken after the job ended GOA: the unit has reported since, and Towline keeps only each unit\'s newest position, so its fix at the arrival is no longer kept.',
-  no_arrival: 'The job has no arrival to compare it with.',
+  after_goa: 'Taken after the job ended GOA (no kept fix of the unit was nearer the arrival).',
 }
 
 function jobSection(e: GoaEvidence): Html {
@@ -95,14 +95,16 @@ function positionSection(e: GoaEvidence): Html {
 <dt>Distance</dt><dd>${fromPickup(f)}</dd>
 </dl>
 <p class="hint">${WHEN[f.when]}</p>`
-    : html`<p>${e.unit ? `${e.unit.name} has reported no position.` : 'No unit held the job, so there is no unit position.'}</p>`
+    : html`<p>${!e.unit ? 'No unit held the job, so there is no unit position.'
+      : !e.arrival ? 'No arrival on scene was recorded, so there is no arrival to find a fix for.'
+        : `No fix of ${e.unit.name} within ${ARRIVAL_FIX_WINDOW_MS / 60_000} minutes of the arrival is kept: the unit did not report then, or its position history from then was pruned.`}</p>`
   const customer = e.customer_fixes.length
     ? html`<h3>The customer's shared locations</h3>
 <p class="hint">From the tracking page's Share my location (the customer's phone), as the timeline recorded them.</p>
 <ul class="goa-fixes">${e.customer_fixes.map((c) => html`<li data-fix="customer">${coords(c)}${c.accuracy_m === null ? '' : ` (within ${Math.round(c.accuracy_m)} m)`} at ${utc(c.at)}${c.from_arrival_ms === null ? '' : `, ${fromArrival(c)}`}; ${fromPickup(c)}</li>`)}</ul>`
     : ''
   return html`<section class="job-section" aria-labelledby="h-goa-position"><h2 id="h-goa-position">Position fix nearest the arrival</h2>
-<p class="hint">Source: ${e.unit ? e.unit.name : 'the unit'}'s last reported position (from Traccar Client or the driver's page). Towline keeps one position per unit, its newest, so this is the only fix of the unit on record.</p>
+<p class="hint">Source: ${e.unit ? e.unit.name : 'the unit'}'s position history (from Traccar Client or the driver's page, one fix kept per 10 seconds): the kept fix nearest in time to the arrival, before or after it, within ${ARRIVAL_FIX_WINDOW_MS / 60_000} minutes. Fixes around a GOA job's arrival are kept as long as the job.</p>
 ${unitFix}
 ${customer}
 </section>`

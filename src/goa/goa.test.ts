@@ -186,7 +186,7 @@ describe('the GOA evidence pack', () => {
     expect(arrival).toContain('<dt>Time on scene</dt><dd>—</dd>')
     expect(arrival).toContain('Gone again')
     expect(arrival).toContain('by the API or the console (key test)')
-    expect(between(html, 'id="h-goa-position"')).toContain('Truck Reopen has reported no position.')
+    expect(between(html, 'id="h-goa-position"')).toContain('No arrival on scene was recorded, so there is no arrival to find a fix for.')
     expect(between(html, 'id="h-goa-messages"')).toContain('(no_consent)')
   })
 
@@ -214,5 +214,72 @@ describe('the GOA evidence pack', () => {
     const anonymous = await get(`/jobs/${job.id}/goa`, '')
     expect(anonymous.status).toBe(303)
     expect(anonymous.headers.get('location')).toStartWith('/login')
+  })
+
+  test('the fix shown is the kept one nearest the arrival, not the newest; fixes within 10 s of a kept one are not kept; a re-GOA after a reopen takes its own arrival', async () => {
+    const unit = makeUnit(api, { name: 'Truck Nearest' })
+    const job = await makeJob(api, key, { customer: { name: 'Nia Near' }, pickup: { location: 'Hwy 30 mile 12', ...PICKUP } })
+    expect((await call(api, key, 'POST', `/jobs/${job.id}/assign`, { unit_id: unit.id })).status).toBe(200)
+    api.clock.advance(5 * 60_000)
+    const arrive = api.clock.now() + 60_000
+    // Kept: 12 s before the arrival. Not kept: 4 s before it (8 s after the kept one).
+    await fix(unit.deviceId, north(PICKUP, 120), arrive - 12_000)
+    await fix(unit.deviceId, north(PICKUP, 20), arrive - 4_000)
+    api.clock.advance(60_000)
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'on_scene' })).status).toBe(200)
+    expect(api.clock.now()).toBe(arrive)
+    // Later fixes, the newest far away: none is nearer the arrival than 12 s.
+    api.clock.advance(20 * 60_000)
+    await fix(unit.deviceId, north(PICKUP, 300), arrive + 60_000)
+    await fix(unit.deviceId, north(PICKUP, 5000), arrive + 19 * 60_000)
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'goa', cancel_reason: 'Nobody there' })).status).toBe(200)
+    let position = between(await (await get(`/jobs/${job.id}/goa`)).text(), 'id="h-goa-position"')
+    expect(position).toContain(`${north(PICKUP, 120).lat.toFixed(6)}`)
+    expect(position).toContain('12 s before the arrival')
+    expect(position).toContain('120 m from the pickup')
+    expect(position).toContain('Taken before the arrival.')
+    for (const notShown of [20, 300, 5000]) expect(position).not.toContain(north(PICKUP, notShown).lat.toFixed(6))
+
+    // Reopened, sent again, arrived again: the second arrival's nearest fix (taken 5 s after it).
+    expect((await call(api, key, 'POST', `/jobs/${job.id}/reopen`, { reason: 'Customer called back' })).status).toBe(200)
+    expect((await call(api, key, 'POST', `/jobs/${job.id}/assign`, { unit_id: unit.id })).status).toBe(200)
+    api.clock.advance(30 * 60_000)
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'on_scene' })).status).toBe(200)
+    const second = api.clock.now()
+    api.clock.advance(60_000)
+    await fix(unit.deviceId, north(PICKUP, 45), second + 5_000)
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'goa', cancel_reason: 'Gone again' })).status).toBe(200)
+    position = between(await (await get(`/jobs/${job.id}/goa`)).text(), 'id="h-goa-position"')
+    expect(position).toContain(`${north(PICKUP, 45).lat.toFixed(6)}`)
+    expect(position).toContain('5 s after the arrival')
+  })
+
+  test('pruning drops fixes older than TOWLINE_POSITION_HISTORY_DAYS but keeps those around a GOA job\'s arrival, so its pack still shows the fix', async () => {
+    const unit = makeUnit(api, { name: 'Truck Prune' })
+    const job = await makeJob(api, key, { customer: { name: 'Pru Old' }, pickup: { location: 'Hwy 99 mile 3', ...PICKUP } })
+    expect((await call(api, key, 'POST', `/jobs/${job.id}/assign`, { unit_id: unit.id })).status).toBe(200)
+    api.clock.advance(60_000)
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'on_scene' })).status).toBe(200)
+    const arrived = api.clock.now()
+    api.clock.advance(60_000)
+    await fix(unit.deviceId, north(PICKUP, 60), arrived + 30_000)
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'goa', cancel_reason: 'No one' })).status).toBe(200)
+    // Two hours later, on another job's road: far from any GOA arrival.
+    api.clock.advance(2 * 3_600_000)
+    await fix(unit.deviceId, north(PICKUP, 8000), api.clock.now())
+    const kept = () => (api.db.$client.query('SELECT at FROM unit_positions WHERE unit_id = ? ORDER BY at').all(unit.id) as { at: number }[]).map((r) => r.at)
+    expect(kept()).toEqual([arrived + 30_000, api.clock.now()])
+
+    // 31 days on, the background prune (the server's 10-minute round) with the default 30 days.
+    api.clock.advance(31 * 86_400_000)
+    const { pruneFixes } = await import('../units/position-history')
+    const { readConfig } = await import('../config')
+    expect(pruneFixes(api.db, api.clock.now(), readConfig({}).positionHistoryMs)).toBe(1)
+    expect(kept()).toEqual([arrived + 30_000])
+    // The session has long expired by now: a fresh one reads the pack.
+    const fresh = await signIn('pru@example.com', api.accountId)
+    const position = between(await (await get(`/jobs/${job.id}/goa`, fresh)).text(), 'id="h-goa-position"')
+    expect(position).toContain(`${north(PICKUP, 60).lat.toFixed(6)}`)
+    expect(position).toContain('30 s after the arrival')
   })
 })

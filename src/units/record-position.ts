@@ -1,9 +1,10 @@
 import { eq } from 'drizzle-orm'
-import type { Db } from '../db/client'
+import { inTransaction, type Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { isRenderableTime, readIsoTime } from '../platform/time'
 import { units } from './unit.table'
 import { findUnitByDevice } from './unit.queries'
+import { keepFix } from './position-history'
 
 export interface PositionReport {
   deviceId: string
@@ -125,7 +126,7 @@ function check(r: Omit<PositionReport, 'lat' | 'lng'> & { lat: number | null; ln
 }
 
 /**
- * Stores a unit's newest position. A fix older than the stored one (arriving late) or older
+ * Stores a unit's newest position (and keeps it in the position history, position-history.ts). A fix older than the stored one (arriving late) or older
  * than MAX_FIX_AGE_MS is not stored; a stored time no fix could have today (left by an older
  * version that took any number) never holds a real fix back.
  */
@@ -145,15 +146,19 @@ export function recordUnitPosition(db: Db, clock: Clock, unitId: string, fix: Om
   return storeFix(db, clock, unit, fix)
 }
 
-function storeFix(db: Db, clock: Clock, unit: { id: string; positionAt: number | null }, report: Omit<PositionReport, 'deviceId'>): { unitId: string; stored: boolean } {
+function storeFix(db: Db, clock: Clock, unit: { id: string; accountId: string; positionAt: number | null }, report: Omit<PositionReport, 'deviceId'>): { unitId: string; stored: boolean } {
   const now = clock.now()
   if (report.at < now - MAX_FIX_AGE_MS) return { unitId: unit.id, stored: false }
   const stored = unit.positionAt
   const believable = stored !== null && isRenderableTime(stored) && stored <= now + MAX_FIX_AHEAD_MS
   if (believable && report.at < stored) return { unitId: unit.id, stored: false }
-  db.update(units).set({
-    lat: report.lat, lng: report.lng, accuracyM: report.accuracyM, heading: report.heading, speedKph: report.speedKph,
-    positionAt: report.at, updatedAt: now,
-  }).where(eq(units.id, unit.id)).run()
+  // The newest fix and its place in the history, together.
+  inTransaction(db, (tx) => {
+    tx.update(units).set({
+      lat: report.lat, lng: report.lng, accuracyM: report.accuracyM, heading: report.heading, speedKph: report.speedKph,
+      positionAt: report.at, updatedAt: now,
+    }).where(eq(units.id, unit.id)).run()
+    keepFix(tx, unit, { at: report.at, lat: report.lat, lng: report.lng, accuracyM: report.accuracyM }, now)
+  })
   return { unitId: unit.id, stored: true }
 }

@@ -22,3 +22,20 @@ export const units = sqliteTable('units', {
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 }, (t) => [index('units_account_idx').on(t.accountId, t.name), uniqueIndex('units_device_uq').on(t.deviceId)])
+
+/**
+ * The fixes a unit reported, thinned to one per POSITION_HISTORY_SPACING_MS of fix time and kept
+ * TOWLINE_POSITION_HISTORY_DAYS (src/units/position-history.ts): what a GOA evidence pack reads
+ * for the fix nearest the arrival. The units row keeps the newest fix for everything live.
+ */
+export const unitPositions = sqliteTable('unit_positions', {
+  id: integer('id').primaryKey(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  unitId: text('unit_id').notNull().references(() => units.id),
+  /** Epoch ms when the phone took the fix. */
+  at: integer('at').notNull(),
+  lat: real('lat').notNull(),
+  lng: real('lng').notNull(),
+  accuracyM: real('accuracy_m'),
+  receivedAt: integer('received_at').notNull(),
+}, (t) => [index('unit_positions_unit_at_idx').on(t.unitId, t.at)])
