@@ -79,15 +79,6 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
     ? `the public URL ${config.publicUrl} is plain http on a host other than this machine: phones share their position and camera only over https; serve HTTPS (--tls-cert, --tls-key) or put a TLS proxy in front and set an https TOWLINE_PUBLIC_URL`
     : null
   if (insecure) logger.warn({ public_url: config.publicUrl }, insecure)
-  // One write, so a supervisor (or test) that sees "listening" has seen the whole banner.
-  const hint = listKeys(db, account.id).length === 0
-    ? `No API key yet. Create one (it is shown once):\n  ${selfCommand()} keys create${dbFlag(config)} --name my-integration --scopes jobs:read,jobs:write\n`
-    : ''
-  const ownerHint = hasActiveUser(db)
-    ? ''
-    : `No dashboard login yet. Make the first owner (the password is printed once):\n  ${selfCommand()} users create${dbFlag(config)} --email you@example.com --role owner\nthen sign in at ${config.publicUrl}/login\n`
-  process.stderr.write(`${insecure ? `warning: ${insecure}\n` : ''}${ownerHint}${hint}Dashboard: ${where}/login\nAPI reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${config.dbPath})\n`)
-
   let stopping = false
   const shutdown = async (signal: string) => {
     if (stopping) return
@@ -109,6 +100,16 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
+  // The banner last, once the signal handlers are in: a supervisor that stops the server as soon
+  // as it reads "listening" gets a graceful shutdown, never the default action of SIGTERM (exit 143).
+  // One write, so a supervisor (or test) that sees "listening" has seen the whole banner.
+  const hint = listKeys(db, account.id).length === 0
+    ? `No API key yet. Create one (it is shown once):\n  ${selfCommand()} keys create${dbFlag(config)} --name my-integration --scopes jobs:read,jobs:write\n`
+    : ''
+  const ownerHint = hasActiveUser(db)
+    ? ''
+    : `No dashboard login yet. Make the first owner (the password is printed once):\n  ${selfCommand()} users create${dbFlag(config)} --email you@example.com --role owner\nthen sign in at ${config.publicUrl}/login\n`
+  process.stderr.write(`${insecure ? `warning: ${insecure}\n` : ''}${ownerHint}${hint}Dashboard: ${where}/login\nAPI reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${config.dbPath})\n`)
 }
 
 /**
