@@ -15,6 +15,8 @@ import { buildWebAssets } from '../src/pages/web-build'
 import { EMBEDDED_FOLDER, MANIFEST_FILE } from '../src/pages/assets'
 
 const ROOT = resolve(import.meta.dir, '..')
+/** Worker entry points, embedded beside the main entry under their path from src/ (src/jobs-csv/import-off-thread.ts starts it). */
+const WORKERS = ['src/jobs-csv/import-worker.ts']
 
 /** Compiles `entry` (default src/main.ts) into `outfile` with every asset embedded. */
 export async function buildBinary(opts: { entry?: string; outfile: string }): Promise<void> {
@@ -30,7 +32,7 @@ export async function buildBinary(opts: { entry?: string; outfile: string }): Pr
     const files = await buildWebAssets()
     for (const f of files) await Bun.write(join(web, f.file), f.bytes)
     await Bun.write(join(web, MANIFEST_FILE), JSON.stringify(Object.fromEntries(files.map((f) => [f.name, f.file])), null, 2))
-    await $`bun build --compile --define process.env.NODE_ENV='"production"' --asset ${join(assets, 'scalar')} --asset ${web} ${opts.entry ?? 'src/main.ts'} --outfile ${opts.outfile}`.cwd(ROOT).quiet()
+    await $`bun build --compile --define process.env.NODE_ENV='"production"' --asset ${join(assets, 'scalar')} --asset ${web} ${opts.entry ?? 'src/main.ts'} ${WORKERS} --outfile ${opts.outfile}`.cwd(ROOT).quiet()
   } finally {
     rmSync(assets, { recursive: true, force: true })
   }

@@ -1,14 +1,14 @@
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { dashboardPage } from '../dashboard/shell'
-import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
 import { AppError } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
 import { randomBase62 } from '../platform/ids'
 import { routeProps } from '../platform/route-props'
 import type { SessionPlugin } from '../users/session.plugin'
 import { exportSearchedJobs, importTemplate } from './export-jobs'
-import { IMPORT_MAX_BYTES, importJobs, type ImportResult } from './import-jobs'
+import { IMPORT_MAX_BYTES, type ImportResult } from './import-jobs'
+import { importOffThread } from './import-off-thread'
 import { importBody, type ImportOutcome } from './import.page'
 
 /**
@@ -54,14 +54,15 @@ export function jobsCsvRoutes(session: SessionPlugin, deps: RouteDeps) {
       if (!file) return page(user, { kind: 'none' }, 422, 'Choose a CSV file first.')
       const dryRun = one(f.action) !== 'import'
       const bytes = new Uint8Array(await file.arrayBuffer())
-      const run = (): { status: number; body: ImportResult } => {
-        const result = importJobs(ctx, bytes, { dryRun })
-        return { status: result.errors.length ? 422 : 200, body: result }
-      }
       const idemKey = one(f.idempotency_key)
-      // The form's own key makes a double-clicked Import one import; a check writes nothing, so needs none.
-      const done = dryRun || !KEY.test(idemKey) ? { ...run(), replayed: false }
-        : withIdempotency(deps, idempotencyOwner(ctx.actor), idemKey, { method: 'POST', path: '/import', body: { sha256: new Bun.CryptoHasher('sha256').update(bytes).digest('hex') } }, run)
+      // Parsed, checked and written on the import thread, off this one (import-off-thread.ts). The
+      // form's own key makes a double-clicked Import one import; a check writes nothing, so needs none.
+      const done = await importOffThread(deps, ctx, {
+        bytes, dryRun,
+        idempotency: dryRun || !KEY.test(idemKey) ? null : { key: idemKey, sha256: new Bun.CryptoHasher('sha256').update(bytes).digest('hex') },
+      })
+      // Boards follow the imported jobs now, not at the next look at the database.
+      if (!dryRun) deps.bus?.notify()
       const result = done.body as ImportResult
       if (result.errors.length) {
         const tooLarge = bytes.byteLength > IMPORT_MAX_BYTES

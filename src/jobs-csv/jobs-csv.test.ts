@@ -61,6 +61,23 @@ describe('the import page', () => {
     expect(out.status).toBe(303)
   })
 
+  test('the import is written by another connection than the server\'s (the import thread), and the board hears of it at once', async () => {
+    // PRAGMA data_version changes on a connection exactly when ANOTHER connection commits: the
+    // server's own writes leave it alone, the import thread's change it.
+    const version = () => (api.db.$client.query('PRAGMA data_version').get() as { data_version: number }).data_version
+    const own = version()
+    expect((await call(api, key, 'POST', '/jobs', { customer: { name: 'Own write' }, pickup: { location: '1 Main St' } })).status).toBe(201)
+    expect(version()).toBe(own)
+    const heard: number[] = []
+    const stop = api.bus.subscribe(api.bus.position, (e) => { if (e.event.type === 'job.created') heard.push(e.position) })
+    const before = heard.length
+    const done = await post(csvText(BASIC_HEADER, [completedRow(71), completedRow(72)]), 'import', { key: 'T'.repeat(24) })
+    expect(done.status).toBe(303)
+    expect(version()).not.toBe(own)
+    expect(heard.length - before).toBe(2)
+    stop()
+  })
+
   test('Check file lists every row error as Row, Column, Message, with 422, and writes nothing', async () => {
     const text = csvText(BASIC_HEADER, [completedRow(1, { 'pickup.location': 'two\nlines' }), completedRow(2, { 'customer.name': '' }), completedRow(3, { status: 'cancelled', completed_at: '', cancelled_at: '2026-03-04T23:00:00Z' })])
     const r = await post(text, 'check')
