@@ -17,7 +17,7 @@ import type { ImportReply, ImportTask } from './import-off-thread'
 declare const self: Worker
 
 // On Linux, setpriority with pid 0 applies to the calling thread only: the server's thread keeps its own.
-try { setPriority(0, 10) } catch { /* not allowed here: the import runs at normal priority */ }
+try { setPriority(0, 19) } catch { /* not allowed here: the import runs at normal priority */ }
 
 self.onmessage = (event: MessageEvent<ImportTask>) => {
   const task = event.data

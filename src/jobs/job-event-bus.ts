@@ -26,13 +26,15 @@ export class JobEventBus {
   private head: number
   private readonly listeners = new Set<BusListener>()
   private readonly after
+  private readonly last
   private scheduled = false
 
   constructor(db: Db, private readonly logger?: Logger) {
     this.after = db.$client.prepare<Record<string, any>, [number, number]>(
       'SELECT e.*, j.site_id AS job_site_id FROM job_events e JOIN jobs j ON j.id = e.job_id WHERE e.position > ? ORDER BY e.position LIMIT ?',
     )
-    this.head = db.$client.query<{ p: number | null }, []>('SELECT MAX(position) AS p FROM job_events').get()?.p ?? 0
+    this.last = db.$client.prepare<{ p: number | null }, []>('SELECT MAX(position) AS p FROM job_events')
+    this.head = this.last.get()?.p ?? 0
   }
 
   /** The position of the last event handed on. */
@@ -52,6 +54,16 @@ export class JobEventBus {
 
   /** Reads and hands on everything committed after the head, now. */
   pump(): void {
+    // No one listens: only the head moves (a listener that comes later catches up from the table).
+    // A 500-row import then costs this thread one indexed read, not reading 500 events for nobody.
+    if (this.listeners.size === 0) {
+      try {
+        this.head = Math.max(this.head, this.last.get()?.p ?? 0)
+      } catch (err) {
+        this.logger?.error({ err }, 'the event bus could not read new events; it tries again at the next commit')
+      }
+      return
+    }
     for (;;) {
       let rows: Record<string, any>[]
       try {
