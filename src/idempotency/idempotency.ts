@@ -105,6 +105,37 @@ export function withIdempotency(
 }
 
 /**
+ * The same for a write whose checks are long (a 500-row CSV import): `check` runs outside the
+ * transaction, so the write lock is held only while `write` writes. A key that already has its
+ * answer is looked up first (a retry of a done import replays it instead of being checked again
+ * against the jobs it wrote); `check` may answer at once (`{ done }`: refused rows, nothing
+ * kept); then, in one transaction, the key is looked up again (a concurrent twin may have
+ * written meanwhile) and `write` runs and its success is kept.
+ */
+export function withIdempotencyChecked<P>(
+  deps: IdempotencyDeps, owner: string, idemKey: string, request: IdempotentRequest,
+  check: () => { done: { status: number; body: unknown } } | { checked: P }, write: (checked: P) => { status: number; body: unknown },
+): StoredResponse {
+  checkKey(idemKey)
+  const hash = hashOf(request)
+  const kept = deps.db.$client.query<Row, [string, string]>('SELECT request_hash, status_code, response_body, created_at FROM idempotency_keys WHERE key_id = ? AND idem_key = ? AND status_code <> 0')
+    .get(owner, idemKey)
+  if (kept) {
+    const seen = inTransaction(deps.db, (tx) => lookUp(tx, deps, owner, idemKey, hash))
+    if (seen) return seen
+  }
+  const first = check()
+  if ('done' in first) return { ...first.done, replayed: false }
+  return inTransaction(deps.db, (tx) => {
+    const seen = lookUp(tx, deps, owner, idemKey, hash)
+    if (seen) return seen
+    const result = write(first.checked)
+    if (result.status >= 200 && result.status < 300) keep(tx, deps, owner, idemKey, hash, result)
+    return { ...result, replayed: false }
+  })
+}
+
+/**
  * The same for a write that waits on the network (a URL check, a webhook send): the key is
  * reserved first, so a concurrent retry answers 409 idempotency_key_in_use instead of sending
  * twice; the response is kept when it succeeds, and the reservation released when it fails (a

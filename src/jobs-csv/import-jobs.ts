@@ -240,8 +240,20 @@ function readHeader(rec: CsvRecord): { header: (CsvColumn | null)[]; moneyColumn
  * texts no one. Any error: nothing is written.
  */
 export function importJobs(ctx: OperationContext, bytes: Uint8Array, opts: { dryRun: boolean }): ImportResult {
+  const checked = checkImport(ctx, bytes, opts)
+  return 'done' in checked ? checked.done : writeImport(ctx, checked.checked)
+}
+
+/** What `checkImport` found ready to write: every row passed. */
+export interface CheckedImport { rows: number; prepared: Prepared[] }
+
+/**
+ * The first half of `importJobs`: reads and checks the file (no write), and answers at once
+ * (`done`) when a row fails, the file is refused, or it is a dry run; otherwise hands over the rows.
+ */
+export function checkImport(ctx: OperationContext, bytes: Uint8Array, opts: { dryRun: boolean }): { done: ImportResult } | { checked: CheckedImport } {
   requirePermission(ctx.actor, 'jobs:write')
-  const result = (errors: RowError[], rows = 0): ImportResult => ({ dryRun: opts.dryRun, rows, imported: 0, jobIds: [], errors })
+  const result = (errors: RowError[], rows = 0): { done: ImportResult } => ({ done: { dryRun: opts.dryRun, rows, imported: 0, jobIds: [], errors } })
   if (bytes.byteLength > IMPORT_MAX_BYTES) return result([tooLargeError(bytes.byteLength)])
   const { text } = decodeCsv(bytes)
   if (text.trim() === '') return result([{ row: null, column: null, message: 'The file is empty: it needs a header row and at least one job.' }])
@@ -290,11 +302,15 @@ export function importJobs(ctx: OperationContext, bytes: Uint8Array, opts: { dry
     if (checked.prepared && !taken) prepared.push(checked.prepared)
   }
   errors.sort((a, b) => (a.row ?? 0) - (b.row ?? 0) || columnRank(a.column) - columnRank(b.column))
-  if (errors.length || opts.dryRun) return { ...result(errors, data.length), jobIds: [] }
+  if (errors.length || opts.dryRun) return result(errors, data.length)
+  return { checked: { rows: data.length, prepared } }
+}
 
-  const written = writeAll(ctx, prepared)
-  if ('error' in written) return result([written.error], data.length)
-  return { dryRun: false, rows: data.length, imported: written.ids.length, jobIds: written.ids, errors: [] }
+/** The second half: writes checked rows in one transaction (or inside the caller's); a row refused meanwhile writes nothing. */
+export function writeImport(ctx: OperationContext, checked: CheckedImport): ImportResult {
+  const written = writeAll(ctx, checked.prepared)
+  if ('error' in written) return { dryRun: false, rows: checked.rows, imported: 0, jobIds: [], errors: [written.error] }
+  return { dryRun: false, rows: checked.rows, imported: written.ids.length, jobIds: written.ids, errors: [] }
 }
 
 const columnRank = (name: string | null) => (name === null ? -1 : CSV_COLUMNS.findIndex((c) => c.name === name))

@@ -8,10 +8,10 @@
  */
 import { setPriority } from 'node:os'
 import { closeDatabase, openDatabase } from '../db/client'
-import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
+import { idempotencyOwner, withIdempotencyChecked } from '../idempotency/idempotency'
 import { createContextFactory } from '../operations/context-factory'
 import { AppError } from '../platform/errors'
-import { importJobs, type ImportResult } from './import-jobs'
+import { checkImport, writeImport, type CheckedImport, type ImportResult } from './import-jobs'
 import type { ImportReply, ImportTask } from './import-off-thread'
 
 declare const self: Worker
@@ -32,13 +32,17 @@ function runTask(task: ImportTask): ImportReply {
     const links = { publicUrl: task.publicUrl, key: Buffer.from(task.linkKey) }
     const ctx = createContextFactory({ db, clock, links }).forDispatcher(task.user, task.requestId)
     const bytes = new Uint8Array(task.bytes)
-    const run = () => {
-      const result = importJobs(ctx, bytes, { dryRun: task.dryRun })
-      return { status: result.errors.length ? 422 : 200, body: result }
+    const answer = (body: ImportResult) => ({ status: body.errors.length ? 422 : 200, body })
+    // The file is read and checked outside any transaction: the write lock (which the server's own
+    // writes would wait for) is held only while the checked rows are written.
+    const check = () => {
+      const checked = checkImport(ctx, bytes, { dryRun: task.dryRun })
+      return 'done' in checked ? { done: answer(checked.done) } : checked
     }
+    const write = (checked: CheckedImport) => answer(writeImport(ctx, checked))
     const done = task.idempotency
-      ? withIdempotency({ db, clock, links }, idempotencyOwner(ctx.actor), task.idempotency.key, { method: 'POST', path: '/import', body: { sha256: task.idempotency.sha256 } }, run)
-      : { ...run(), replayed: false }
+      ? withIdempotencyChecked({ db, clock, links }, idempotencyOwner(ctx.actor), task.idempotency.key, { method: 'POST', path: '/import', body: { sha256: task.idempotency.sha256 } }, check, write)
+      : (() => { const first = check(); return { ...('done' in first ? first.done : write(first.checked)), replayed: false } })()
     return { id: task.id, ok: done as { status: number; body: ImportResult; replayed: boolean } }
   } catch (err) {
     if (err instanceof AppError) return { id: task.id, refused: { code: err.errorCode, message: err.message, details: err.details } }

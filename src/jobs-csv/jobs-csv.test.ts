@@ -108,6 +108,11 @@ describe('the import page', () => {
     const again = await post(text, 'import', { key: 'B'.repeat(24) })
     expect(again.location).toBe('/import?imported=2')
     expect(count('jobs')).toBe(2)
+    // Two at once under one key (checked outside the write transaction, looked up again inside it): one import.
+    const more = csvText(BASIC_HEADER, [completedRow(3), completedRow(4), completedRow(5)])
+    const both = await Promise.all([post(more, 'import', { key: 'C'.repeat(24) }), post(more, 'import', { key: 'C'.repeat(24) })])
+    expect(both.map((r) => r.location)).toEqual(['/import?imported=3', '/import?imported=3'])
+    expect(count('jobs')).toBe(5)
   })
 
   test('a file of 2 MB and 1 byte reaches the import and is refused with the limit named (413 page, not a bare one); nothing is written', async () => {
