@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { chromiumStep } from './run-tests'
+import { chromiumStep, postgresStep } from './run-tests'
 
 const ROOT = join(import.meta.dir, '..')
 const has = (...paths: string[]) => (p: string) => paths.includes(p)
@@ -32,6 +32,29 @@ describe('npm test and Chromium', () => {
     const r = Bun.spawnSync([process.execPath, 'scripts/run-tests.ts'], { cwd: ROOT, env: { ...process.env, CHROMIUM_PATH: '/nonexistent/chromium' }, stdout: 'pipe', stderr: 'pipe' })
     expect(r.exitCode).toBe(1)
     expect(r.stderr.toString().trim().split('\n')).toEqual([expect.stringContaining('CHROMIUM_PATH=/nonexistent/chromium')])
+    expect(r.stdout.toString()).toBe('')
+  })
+})
+
+describe('what npm test does about PostgreSQL', () => {
+  test('uses the server binaries it finds; root with apt-get installs them; anyone else is told how in one line', () => {
+    expect(postgresStep({ found: '/usr/lib/postgresql/15/bin', isRoot: false, hasAptGet: false })).toEqual({ do: 'use', bin: '/usr/lib/postgresql/15/bin' })
+    expect(postgresStep({ found: null, isRoot: true, hasAptGet: true })).toEqual({ do: 'install' })
+    for (const m of [{ isRoot: false, hasAptGet: true }, { isRoot: true, hasAptGet: false }]) {
+      const step = postgresStep({ found: null, ...m })
+      expect(step.do).toBe('stop')
+      if (step.do === 'stop') {
+        expect(step.message).toContain('sudo apt-get install postgresql')
+        expect(step.message).not.toContain('\n')
+      }
+    }
+  })
+
+  test('a PG_BIN without initdb stops the run in one line, before building or installing anything', () => {
+    expect(postgresStep({ configured: '/nonexistent/pg', hasInitdb: () => false, found: '/usr/lib/postgresql/15/bin', isRoot: true, hasAptGet: true }).do).toBe('stop')
+    const r = Bun.spawnSync([process.execPath, 'scripts/run-tests.ts'], { cwd: ROOT, env: { ...process.env, PG_BIN: '/nonexistent/pg' }, stdout: 'pipe', stderr: 'pipe' })
+    expect(r.exitCode).toBe(1)
+    expect(r.stderr.toString().trim().split('\n')).toEqual([expect.stringContaining('PG_BIN=/nonexistent/pg')])
     expect(r.stdout.toString()).toBe('')
   })
 })

@@ -1,10 +1,12 @@
 /**
  * `npm test`: brings what the suite needs that npm cannot, builds the binary, runs every test
- * (extra arguments go to `bun test`). Chromium, which the docs page test drives, is the one
- * such thing: when it is missing, root installs it with apt-get; anyone else gets one line
- * saying how, and a non-zero exit.
+ * (extra arguments go to `bun test`). Two such things: Chromium, which the page tests drive, and
+ * PostgreSQL's server binaries, which the tests start throwaway clusters with (test/pg.ts). When
+ * one is missing, root installs it with apt-get; anyone else gets one line saying how, and a
+ * non-zero exit.
  */
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { pgBinDir } from '../test/pg'
 
 /** What to do about Chromium before the tests run. */
 export type ChromiumStep = { do: 'use'; path: string } | { do: 'install' } | { do: 'stop'; message: string }
@@ -34,7 +36,45 @@ async function installChromium(): Promise<boolean> {
   return !!install && install.exitCode === 0 && existsSync(DEBIAN_PATH)
 }
 
+/** What to do about PostgreSQL's server binaries before the tests run. */
+export type PostgresStep = { do: 'use'; bin: string } | { do: 'install' } | { do: 'stop'; message: string }
+
+const PG_HOW = 'install it with `sudo apt-get install postgresql` (Debian, Ubuntu), or set PG_BIN to the folder holding initdb and pg_ctl'
+
+/** Decides what to do about PostgreSQL from what this machine has. */
+export function postgresStep(m: { configured?: string; hasInitdb?: (bin: string) => boolean; found: string | null; isRoot: boolean; hasAptGet: boolean }): PostgresStep {
+  if (m.configured) {
+    return m.hasInitdb?.(m.configured) ? { do: 'use', bin: m.configured } : { do: 'stop', message: `npm test: PG_BIN=${m.configured} holds no initdb; unset it or point it at PostgreSQL's bin folder` }
+  }
+  if (m.found) return { do: 'use', bin: m.found }
+  if (m.isRoot && m.hasAptGet) return { do: 'install' }
+  return { do: 'stop', message: `npm test needs PostgreSQL's server for the PostgreSQL tests: ${PG_HOW}` }
+}
+
+/** Installs Debian's postgresql quietly, without the cluster the package would create and start. */
+async function installPostgres(): Promise<boolean> {
+  process.stderr.write('npm test: PostgreSQL is missing; installing it with apt-get (the tests start their own throwaway clusters)...\n')
+  mkdirSync('.tmp', { recursive: true })
+  // The tests make their own clusters in temporary folders: no system cluster on port 5432.
+  mkdirSync('/etc/postgresql-common', { recursive: true })
+  if (!existsSync('/etc/postgresql-common/createcluster.conf')) writeFileSync('/etc/postgresql-common/createcluster.conf', 'create_main_cluster = false\n')
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  const log = Bun.file('.tmp/apt-postgres.log')
+  const update = Bun.spawnSync(['apt-get', 'update', '-qq'], { env, stdout: log, stderr: log })
+  const install = update.exitCode === 0 && Bun.spawnSync(['apt-get', 'install', '-y', '-qq', 'postgresql'], { env, stdout: log, stderr: log })
+  return !!install && install.exitCode === 0 && pgBinDir() !== null
+}
+
 if (import.meta.main) {
+  let pg = postgresStep({ configured: process.env.PG_BIN || undefined, hasInitdb: (bin) => existsSync(`${bin}/initdb`), found: pgBinDir(), isRoot: process.getuid?.() === 0, hasAptGet: Bun.which('apt-get') !== null })
+  if (pg.do === 'install') {
+    const bin = (await installPostgres()) ? pgBinDir() : null
+    pg = bin ? { do: 'use', bin } : { do: 'stop', message: `npm test: apt-get could not install PostgreSQL (see .tmp/apt-postgres.log); ${PG_HOW}` }
+  }
+  if (pg.do !== 'use') {
+    process.stderr.write(`${pg.do === 'stop' ? pg.message : 'npm test: no PostgreSQL'}\n`)
+    process.exit(1)
+  }
   let step = chromiumStep({
     configured: process.env.CHROMIUM_PATH || undefined,
     exists: existsSync,
@@ -51,7 +91,7 @@ if (import.meta.main) {
     process.stderr.write(`${step.do === 'stop' ? step.message : 'npm test: no Chromium'}\n`)
     process.exit(1)
   }
-  const env = { ...process.env, CHROMIUM_PATH: step.path }
+  const env = { ...process.env, CHROMIUM_PATH: step.path, PG_BIN: pg.bin }
   const build = Bun.spawnSync([process.execPath, 'scripts/build.ts'], { env, stdout: 'inherit', stderr: 'inherit' })
   if (build.exitCode !== 0) process.exit(build.exitCode ?? 1)
   const tests = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...process.argv.slice(2)], { env, stdio: ['inherit', 'inherit', 'inherit'] })

@@ -1,5 +1,6 @@
 /** Settings, read once from flags and the environment (flags win). Nothing else reads process.env. */
 import { DEFAULT_MAP_TILE_URL } from './platform/security-headers'
+import { isPostgresUrl } from './db/location'
 
 export interface Config {
   dbPath: string
@@ -116,7 +117,8 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
   const dbPath = flag(flags, 'db') ?? env.TOWLINE_DB ?? './towline.db'
   return {
     dbPath,
-    linkKeyFile: env.TOWLINE_LINK_KEY_FILE || `${dbPath}.key`,
+    // Beside a SQLite file; for PostgreSQL in the working folder (every instance needs the same file).
+    linkKeyFile: env.TOWLINE_LINK_KEY_FILE || (isPostgresUrl(dbPath) ? './towline.key' : `${dbPath}.key`),
     port,
     host: flag(flags, 'host') ?? env.TOWLINE_HOST ?? '0.0.0.0',
     publicUrl,

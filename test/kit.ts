@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHandler, type AppDeps } from '../src/app'
 import { readConfig } from '../src/config'
-import { openDatabase, closeDatabase, type Db } from '../src/db/client'
+import { openDatabase, closeDatabase, type Db, type Engine } from '../src/db/client'
+import { pgCluster } from './pg'
+import { isPostgresUrl } from '../src/db/location'
 import { migrateDatabase } from '../src/db/migrate'
 import { openLinkKey } from '../src/db/link-key'
 import type { JobLinks } from '../src/jobs/job-links'
@@ -22,6 +24,27 @@ import { createContextFactory, type ContextFactory } from '../src/operations/con
 import type { OperationContext } from '../src/operations/operation-context'
 import { createAuthenticator } from '../src/accounts/authenticate'
 import { responseCheckerFor, type ResponseCheck } from './openapi-check'
+
+/** Which engine the suite runs on: TOWLINE_TEST_ENGINE=postgres runs it on a throwaway PostgreSQL cluster. */
+export const TEST_ENGINE: Engine = process.env.TOWLINE_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
+
+let pgTemplate: string | undefined
+/**
+ * A fresh database for one test: a SQLite file in `dir`, or on PostgreSQL a new database copied
+ * from one migrated once per test process (CREATE DATABASE ... TEMPLATE).
+ */
+export function testDatabase(dir: string): string {
+  if (TEST_ENGINE === 'sqlite') return join(dir, 'towline.db')
+  const cluster = pgCluster()
+  if (!pgTemplate) {
+    const name = `towline_template_${process.pid}`
+    const db = openDatabase(cluster.createDatabase({ name }))
+    migrateDatabase(db)
+    closeDatabase(db)
+    pgTemplate = name
+  }
+  return cluster.createDatabase({ template: pgTemplate })
+}
 
 /** A clock tests move by hand. */
 export class TestClock {
@@ -66,14 +89,18 @@ export interface TestApi {
 export function startTestApi(env: Record<string, string> = {}, opts: { webhookSend?: Partial<AppDeps['webhookSend']>; checkResponses?: boolean; pages?: AppDeps['pages']; logger?: Logger } = {}): TestApi {
   const dir = mkdtempSync(join(tmpdir(), 'towline-test-'))
   const clock = new TestClock()
-  const config = readConfig({ TOWLINE_DB: join(dir, 'towline.db'), TOWLINE_PUBLIC_URL: 'http://towline.test', ...env })
+  const location = env.TOWLINE_DB ?? testDatabase(dir)
+  // A PostgreSQL database's link key is kept in the test's folder (a file's is kept beside it).
+  const keyFile = isPostgresUrl(location) ? { TOWLINE_LINK_KEY_FILE: join(dir, 'link.key') } : {}
+  const config = readConfig({ TOWLINE_DB: location, ...keyFile, TOWLINE_PUBLIC_URL: 'http://towline.test', ...env })
   const db = openDatabase(config.dbPath)
   const { key } = openLinkKey(db, config.linkKeyFile)
   migrateDatabase(db, { linkKey: () => key })
   const links = { publicUrl: config.publicUrl, key }
   const { account } = ensureDefaultAccount(db, clock)
   const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
-  const logger = opts.logger ?? createLogger('silent')
+  // TOWLINE_TEST_LOG=error shows what the app logs (a failing test's 500, say).
+  const logger = opts.logger ?? createLogger((process.env.TOWLINE_TEST_LOG as 'error' | undefined) ?? 'silent')
   const bus = new JobEventBus(db, logger)
   const { app, fetch: handle } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => false, webhookSend: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, ...opts.webhookSend }, pages: opts.pages })
   let check: Promise<ResponseCheck> | undefined

@@ -2,6 +2,7 @@ import type { Db } from '../db/client'
 import { AppError } from '../platform/errors'
 import { hashApiKey, looksLikeApiKey } from './api-key'
 import type { Scope } from './scopes'
+import { dataVersionOf } from '../db/data-version'
 
 /** Who is calling: the key, its account, its scopes and (if limited) its sites. */
 export interface Principal {
@@ -40,7 +41,7 @@ export function keysChanged(): void {
 /**
  * Returns `authenticate(header)`: resolves an Authorization header to a principal, or throws
  * 401. Resolved keys are cached; the cache is dropped whenever another connection commits to
- * the database (`PRAGMA data_version`, e.g. `towline keys revoke` from the CLI) or keys change
+ * the database (its data version, e.g. `towline keys revoke` from the CLI) or keys change
  * in this process, so a revocation holds from the very next request.
  */
 export function createAuthenticator(db: Db, nowMs: () => number) {
@@ -50,7 +51,7 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
       WHERE k.hash = ? AND k.revoked_at IS NULL`,
   )
   const sitesOf = db.$client.prepare<{ id: string; name: string }, [string]>('SELECT id, name FROM sites WHERE account_id = ? ORDER BY created_at, id')
-  const dataVersion = db.$client.prepare<{ data_version: number }, []>('PRAGMA data_version')
+  const dataVersion = dataVersionOf(db)
   let checkedAt = -Infinity
   const touch = db.$client.prepare<unknown, [number, string]>('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
   const cache = new Map<string, { principal: Principal; touchedAt: number }>()
@@ -61,11 +62,11 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
 
   return function authenticate(header: string | null): Principal {
     // Another process's commit (a CLI revocation) is noticed within a millisecond; asking
-    // SQLite on every request would cost a quarter of the request.
+    // the database on every request would cost a quarter of the request.
     const tick = performance.now()
     if (tick - checkedAt >= 1 || keysGeneration !== seen.generation) {
       checkedAt = tick
-      const version = dataVersion.get()!.data_version
+      const version = dataVersion()
       if (version !== seen.version || keysGeneration !== seen.generation) {
         cache.clear()
         byHeader.clear()

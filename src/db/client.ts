@@ -2,8 +2,39 @@ import { Database } from 'bun:sqlite'
 import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import * as schema from './schema'
+import { PgClient } from './pg/pg-client'
+import { isPostgresUrl } from './location'
 
-export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
+/** One prepared statement, as both engines' clients give it. */
+export interface SqlStatement<R = unknown, P extends unknown[] = any[]> {
+  all(...params: P): R[]
+  /** The first row, or null. */
+  get(...params: P): R | null
+  run(...params: P): { changes: number }
+  values(...params: P): unknown[][]
+}
+
+/**
+ * The statement layer the code is written against, once for both engines: bun:sqlite's Database
+ * (SQLite, the default) or PgClient (PostgreSQL), which has the same synchronous shape. Statements
+ * are written in SQLite's spelling; PgClient rewrites them (pg/to-postgres.ts), and what differs
+ * in meaning is chosen by `db.engine` (dialect.ts).
+ */
+export interface SqlClient {
+  query<R = unknown, P extends unknown[] = any[]>(sql: string): SqlStatement<R, P>
+  prepare<R = unknown, P extends unknown[] = any[]>(sql: string): SqlStatement<R, P>
+  exec(sql: string): void
+  /** One statement with its parameters as an array. */
+  run(sql: string, params?: unknown[]): unknown
+  readonly inTransaction: boolean
+  transaction<A extends any[], T>(fn: (...args: A) => T): ((...args: A) => T) & { immediate: (...args: A) => T }
+  close(throwOnError?: boolean): void
+}
+
+export type Engine = 'sqlite' | 'postgres'
+
+export type Db = Omit<BunSQLiteDatabase<typeof schema>, '$client'> & { $client: SqlClient; engine: Engine; /** The file (SQLite) or URL (PostgreSQL) it was opened from. */ location: string }
+
 
 /**
  * Opens the SQLite file with the settings the service relies on: WAL (readers never block the
@@ -13,6 +44,7 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
  * without it a missing file is an error and nothing is created.
  */
 export function openDatabase(path: string, opts: { create?: boolean } = {}): Db {
+  if (isPostgresUrl(path)) return withEngine(drizzle(new PgClient(path) as unknown as Database, { schema }), 'postgres', path)
   const create = opts.create ?? true
   // SQLite would create the file 0644; made 0600 first, it keeps that mode, and SQLite gives
   // the -wal and -shm files the database file's mode.
@@ -32,7 +64,11 @@ export function openDatabase(path: string, opts: { create?: boolean } = {}): Db 
   // Checkpoint every ~16 MB of WAL rather than 4: a hot page rewritten by many commits is copied
   // into the database once per checkpoint (the webhooks bench: 44 → 38 MB/s written at 5,000 deliveries/s).
   sqlite.exec('PRAGMA wal_autocheckpoint = 4000')
-  return drizzle(sqlite, { schema }) as Db
+  return withEngine(drizzle(sqlite, { schema }), 'sqlite', path)
+}
+
+function withEngine(d: BunSQLiteDatabase<typeof schema>, engine: Engine, location: string): Db {
+  return Object.assign(d, { engine, location }) as unknown as Db
 }
 
 /** Creates an empty file readable and writable by its owner only; throws EEXIST if it exists. */

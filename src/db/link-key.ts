@@ -3,8 +3,11 @@ import { loadKeyFile, SealKeyError, unseal } from '../platform/sealed'
 
 /** Whether the jobs table already has sealed link tokens (migration 0007 or later). */
 function sampleSealedToken(db: Db): string | null {
-  const cols = db.$client.query<{ name: string }, []>("SELECT name FROM pragma_table_info('jobs')").all()
-  if (!cols.some((c) => c.name === 'tracking_token_sealed')) return null
+  // PostgreSQL's schema starts after 0007; SQLite's may be older.
+  if (db.engine === 'sqlite') {
+    const cols = db.$client.query<{ name: string }, []>("SELECT name FROM pragma_table_info('jobs')").all()
+    if (!cols.some((c) => c.name === 'tracking_token_sealed')) return null
+  } else if (!db.$client.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'jobs' AND table_schema = current_schema()").get()) return null
   return db.$client.query<{ s: string }, []>('SELECT tracking_token_sealed AS s FROM jobs WHERE tracking_token_sealed IS NOT NULL LIMIT 1').get()?.s ?? null
 }
 

@@ -3,6 +3,7 @@ import type { Db } from './client'
 import { journal, SQL_BY_TAG } from './migrations.gen'
 import { hashToken, seal } from '../platform/sealed'
 import { sealLinksIn } from '../jobs/job-links'
+import { migratePostgres } from './pg/migrate-postgres'
 
 /** The database was migrated by a newer towline than this one; refusing to run on it. */
 export class DatabaseTooNewError extends Error {}
@@ -56,6 +57,10 @@ function sealClearTokens(db: Db, linkKey: () => Buffer): void {
  * moves); `linkKey` gives the key link tokens are sealed with (asked only when there are some).
  */
 export function migrateDatabase(db: Db, opts: { through?: string; linkKey?: () => Buffer } = {}): string[] {
+  if (db.engine === 'postgres') {
+    if (opts.through) throw new Error('PostgreSQL databases start at the baseline; `through` is for SQLite migrations')
+    return migratePostgres(db, (m) => new DatabaseTooNewError(m))
+  }
   const linkKey = opts.linkKey ?? (() => { throw new Error('this database holds job links to seal; a link key is needed to migrate it') })
   const target = opts.through ?? journal.entries.at(-1)?.tag
   const end = target ? journal.entries.findIndex((e) => e.tag === target) : -1

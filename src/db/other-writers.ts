@@ -1,16 +1,17 @@
 import type { Db } from './client'
+import { dataVersionOf } from './data-version'
 
 /**
  * Calls `onChange` soon after another connection commits to the database: a CLI command
- * (`jobs archive`, `demo`), a second instance. SQLite's `PRAGMA data_version` changes exactly
- * then; asking costs microseconds, so it is asked every `intervalMs`. Returns a stop function.
+ * (`jobs archive`, `demo`), a second instance: the database's data version (data-version.ts)
+ * is read every `intervalMs`. Returns a stop function.
  */
 export function watchOtherWriters(db: Db, intervalMs: number, onChange: () => void, onError: (err: unknown) => void): () => void {
-  const version = db.$client.prepare<{ data_version: number }, []>('PRAGMA data_version')
-  let seen = version.get()!.data_version
+  const version = dataVersionOf(db)
+  let seen = version()
   const timer = setInterval(() => {
     try {
-      const now = version.get()!.data_version
+      const now = version()
       if (now !== seen) { seen = now; onChange() }
     } catch (err) {
       onError(err)

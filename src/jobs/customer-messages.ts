@@ -14,9 +14,11 @@ export function latestCustomerMessages(db: Db, jobIds: readonly string[]): Map<s
   for (let i = 0; i < jobIds.length; i += 500) {
     const ids = jobIds.slice(i, i + 500)
     if (!ids.length) break
-    // SQLite gives a bare column the values of the row max() picked: the newest event's detail.
-    const rows = db.$client.query<{ job_id: string; detail: string; created_at: number; p: number; n: number }, string[]>(
-      `SELECT job_id, detail, created_at, max(seq) AS p, count(*) AS n FROM job_events WHERE job_id IN (${ids.map(() => '?').join(',')}) AND type = 'job.customer_message' GROUP BY job_id`,
+    // Each job's count and newest message, then that event's row by its (job_id, seq) key.
+    const rows = db.$client.query<{ job_id: string; detail: string; created_at: number; n: number }, string[]>(
+      `SELECT e.job_id, e.detail, e.created_at, m.n FROM (SELECT job_id, max(seq) AS p, count(*) AS n FROM job_events
+         WHERE job_id IN (${ids.map(() => '?').join(',')}) AND type = 'job.customer_message' GROUP BY job_id) AS m
+       JOIN job_events e ON e.job_id = m.job_id AND e.seq = m.p`,
     ).all(...ids)
     for (const r of rows) {
       const d = JSON.parse(r.detail) as { text?: unknown; via?: unknown }

@@ -87,13 +87,13 @@ describe('the post-commit bus', () => {
   test('another process\'s commit reaches listeners through the database watch, without a write of our own', async () => {
     const seen: BusEvent[] = []
     const stop = api.bus.subscribe(api.bus.position, (e) => seen.push(e))
-    const config = readConfig({ TOWLINE_DB: api.db.$client.filename, TOWLINE_PUBLIC_URL: 'http://towline.test', TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const config = readConfig({ TOWLINE_DB: api.db.location, TOWLINE_PUBLIC_URL: 'http://towline.test', TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
     const background = startBackgroundWork({
       db: api.db, clock: api.clock, config, logger: createLogger('silent'), links: api.links, bus: api.bus, watchMs: 10,
       webhookSend: { timeoutMs: 1000, allowPrivate: true },
     })
     // A second connection, as the CLI or a second instance would have.
-    const other = openDatabase(api.db.$client.filename)
+    const other = openDatabase(api.db.location)
     try {
       const ctx = createContextFactory({ db: other, clock: api.clock, links: api.links }).forOperator(api.accountId)
       const job = createJob(ctx, { customer: { name: 'From the console' }, pickup: { location: 'Yard' } })

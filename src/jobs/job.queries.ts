@@ -79,7 +79,7 @@ export function listJobsQuery(db: Db, scope: JobScope, filter: JobFilter, limit:
   const conditions = where.join(' AND ')
   if (filter.updatedSince !== undefined && filter.externalRef === undefined) {
     const { n } = db.$client.query<{ n: number }, [string, number, number]>(
-      'SELECT count(*) AS n FROM (SELECT 1 FROM jobs INDEXED BY jobs_account_updated_idx WHERE account_id = ? AND updated_at >= ? LIMIT ?)',
+      'SELECT count(*) AS n FROM (SELECT 1 FROM jobs INDEXED BY jobs_account_updated_idx WHERE account_id = ? AND updated_at >= ? LIMIT ?) AS m',
     ).get(scope.accountId, filter.updatedSince, SPARSE_UPDATES)!
     if (n < SPARSE_UPDATES) {
       return {

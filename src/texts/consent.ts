@@ -6,7 +6,7 @@ export function recordConsent(db: Db, accountId: string, phone: string, source: 
   db.$client.query(
     `INSERT INTO sms_consents (account_id, phone, consented_at, consent_source, updated_at) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (account_id, phone) DO UPDATE SET consented_at = excluded.consented_at, consent_source = excluded.consent_source,
-       opted_out_at = CASE WHEN ? THEN NULL ELSE opted_out_at END, opt_out_source = CASE WHEN ? THEN NULL ELSE opt_out_source END, updated_at = excluded.updated_at`,
+       opted_out_at = CASE WHEN ? = 1 THEN NULL ELSE sms_consents.opted_out_at END, opt_out_source = CASE WHEN ? = 1 THEN NULL ELSE sms_consents.opt_out_source END, updated_at = excluded.updated_at`,
   ).run(accountId, phone, nowMs, source, nowMs, clearsOptOut ? 1 : 0, clearsOptOut ? 1 : 0)
 }
 

@@ -47,8 +47,12 @@ export function pruneFixes(db: Db, now: number, keepMs: number): number {
   const cutoff = now - keepMs
   const arrivals = db.$client.query<{ u: string; a: number }, [number]>(`SELECT j.unit_id AS u, e.created_at AS a FROM jobs j JOIN job_events e ON e.job_id = j.id
       WHERE j.status = 'goa' AND j.unit_id IS NOT NULL AND e.type = 'job.status_changed' AND e.to_status = 'on_scene' AND e.created_at < ?`).all(cutoff + ARRIVAL_FIX_WINDOW_MS)
-  const result = db.$client.query(`DELETE FROM unit_positions WHERE at < ?1 AND NOT EXISTS (
-      SELECT 1 FROM json_each(?2) w WHERE w.value ->> 'u' = unit_positions.unit_id AND unit_positions.at BETWEEN (w.value ->> 'a') - ?3 AND (w.value ->> 'a') + ?3)`)
+  const result = db.$client.query(db.engine === 'sqlite'
+    ? `DELETE FROM unit_positions WHERE at < ?1 AND NOT EXISTS (
+      SELECT 1 FROM json_each(?2) w WHERE w.value ->> 'u' = unit_positions.unit_id AND unit_positions.at BETWEEN (w.value ->> 'a') - ?3 AND (w.value ->> 'a') + ?3)`
+    : `DELETE FROM unit_positions WHERE at < ?1 AND NOT EXISTS (
+      SELECT 1 FROM json_array_elements(?2::json) w WHERE w.value ->> 'u' = unit_positions.unit_id
+        AND unit_positions.at BETWEEN (w.value ->> 'a')::bigint - ?3 AND (w.value ->> 'a')::bigint + ?3)`)
     .run(cutoff, JSON.stringify(arrivals), ARRIVAL_FIX_WINDOW_MS)
   return result.changes
 }

@@ -48,7 +48,8 @@ export async function signIn(db: Db, clock: Clock, emailTyped: string, password:
   const now = clock.now()
   if (!user || !matches || user.disabledAt !== null) {
     inTransaction(db, (tx) => {
-      tx.insert(loginFailures).values({ email, at: now }).run()
+      // The id is left to the database (its next rowid, or PostgreSQL's identity).
+      tx.$client.query('INSERT INTO login_failures (email, at) VALUES (?, ?)').run(email, now)
       // Failures older than any lock they could still be part of are of no use.
       tx.delete(loginFailures).where(lt(loginFailures.at, now - LOCK_WINDOW_MS - LOCK_FOR_MS)).run()
     })

@@ -53,7 +53,7 @@ describe('leases', () => {
     const key = api.key('all')
     for (const p of ['/two-a', '/two-b', '/two-c']) await endpoint(key, p)
     behaviour.fn = () => ({ delayMs: 2 })
-    const second = openDatabase(api.db.$client.filename)
+    const second = openDatabase(api.db.location)
     try {
       const a = scheduler({ owner: 'host-a:1' })
       const b = scheduler({ db: second, owner: 'host-b:2' })

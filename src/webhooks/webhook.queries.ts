@@ -95,7 +95,7 @@ export function refreshEndpointDue(db: Db, endpointId: string, nowMs: number): v
        (SELECT min(v) FROM (
           SELECT min(next_attempt_at) AS v FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'sending' AND next_attempt_at IS NOT NULL
           UNION ALL SELECT min(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ?1 AND status = 'pending' AND next_attempt_at IS NOT NULL
-          UNION ALL SELECT ?2 WHERE EXISTS (SELECT 1 FROM webhook_events v WHERE v.account_id = webhook_endpoints.account_id AND v.seq > webhook_endpoints.cursor))))
+          UNION ALL SELECT ?2 WHERE EXISTS (SELECT 1 FROM webhook_events v WHERE v.account_id = webhook_endpoints.account_id AND v.seq > webhook_endpoints.cursor)) AS due))
      WHERE id = ?1`,
   ).run(endpointId, nowMs)
 }

@@ -1,0 +1,174 @@
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads'
+import { randomBytes } from 'node:crypto'
+import { CHANGES, type PgReply, type PgRequest, type PgThreadData } from './pg-protocol'
+import { toPostgres } from './to-postgres'
+
+/** A statement PostgreSQL refused: its message, SQLSTATE and constraint as PostgreSQL gave them. */
+export class PgError extends Error {
+  constructor(message: string, readonly sqlstate?: string, readonly constraint?: string, readonly detail?: string) {
+    super(message)
+    this.name = 'PgError'
+  }
+}
+
+const COMPILED = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
+/** The thread's entry: embedded in the compiled binary under its path from src/ (scripts/build.ts). */
+const THREAD_URL = COMPILED ? new URL('./db/pg/pg-thread.ts', import.meta.url) : new URL('./pg-thread.ts', import.meta.url)
+
+/**
+ * Every write transaction takes this one lock first: writers queue as they do on SQLite (one at a
+ * time, across every instance on the database), so what the code checks inside a transaction
+ * still holds when it commits, and an id or position taken inside one is committed in order.
+ */
+export const WRITE_LOCK = 7_460_617_001
+
+type Params = unknown[]
+
+/** bun:sqlite binds true/false as 1/0 and undefined as NULL; the same here. */
+function bindable(params: Params): unknown[] {
+  const out = new Array(params.length)
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i]
+    out[i] = p === undefined ? null : p === true ? 1 : p === false ? 0 : p
+  }
+  return out
+}
+
+/** One statement, used like bun:sqlite's: get (null when none), all, values, run. */
+export class PgStatement<R = unknown, P extends Params = Params> {
+  /** Whether the statement writes (so its commit is announced to other connections). */
+  private readonly writes: boolean
+  constructor(private readonly client: PgClient, readonly source: string, private readonly text: string) {
+    this.writes = /\b(INSERT|UPDATE|DELETE)\b/i.test(text)
+  }
+  private send(op: 'all' | 'values' | 'run', params: P) {
+    return this.client.send({ op, sql: this.text, params: bindable(params), announce: this.writes && this.client.wrote() })
+  }
+  all(...params: P): R[] { return this.send('all', params).rows as R[] }
+  get(...params: P): R | null { return (this.all(...params)[0] as R | undefined) ?? null }
+  values(...params: P): unknown[][] { return this.send('values', params).rows as unknown[][] }
+  run(...params: P): { changes: number; lastInsertRowid: number } { return { changes: this.send('run', params).changes, lastInsertRowid: 0 } }
+  finalize(): void {}
+  toString(): string { return this.source }
+}
+
+type TxFn<A extends unknown[], T> = ((...args: A) => T) & { deferred: (...args: A) => T; immediate: (...args: A) => T; exclusive: (...args: A) => T }
+
+/**
+ * A PostgreSQL connection with the synchronous shape of bun:sqlite's Database, so the code above
+ * it runs unchanged on either engine: statements go to the PostgreSQL thread and this thread
+ * waits for each answer. Statements are written as for SQLite and rewritten once (toPostgres).
+ */
+export class PgClient {
+  readonly engine = 'postgres' as const
+  private readonly worker: Worker
+  private readonly port: import('node:worker_threads').MessagePort
+  private readonly flag: Int32Array
+  private readonly cache = new Map<string, PgStatement<any, any>>()
+  private depth = 0
+  /** Whether the open transaction wrote: its commit is then announced. */
+  private dirty = false
+  private closed = false
+  /** This client's name in the announcements of commits. */
+  private readonly instance = randomBytes(8).toString('hex')
+
+  constructor(readonly url: string, opts: { connectTimeoutMs?: number } = {}) {
+    const { port1, port2 } = new MessageChannel()
+    const signal = new SharedArrayBuffer(8)
+    this.flag = new Int32Array(signal)
+    this.port = port1
+    const data: PgThreadData = { url, port: port2, signal, instance: this.instance }
+    this.worker = new Worker(THREAD_URL, { workerData: data, transferList: [port2 as never] })
+    this.worker.unref()
+    // The thread answers first with its connection (or why it has none), as SQLite's open would.
+    const waited = Atomics.wait(this.flag, 0, 0, opts.connectTimeoutMs ?? 15_000)
+    const first = waited === 'timed-out' ? undefined : receiveMessageOnPort(port1)?.message as PgReply | undefined
+    if (!first?.ok) {
+      void this.worker.terminate()
+      throw new PgError(`could not connect to PostgreSQL: ${first ? first.message : 'no answer'}`, first?.sqlstate)
+    }
+  }
+
+  /**
+   * Notes a write: inside a transaction its commit will be announced (true is returned only
+   * outside one, where the write is announced as soon as it is done).
+   */
+  wrote(): boolean {
+    if (this.depth === 0) return true
+    this.dirty = true
+    return false
+  }
+
+  /**
+   * How many commits other connections have announced (another instance, a console command):
+   * it changes soon after one commits a write, as SQLite's `PRAGMA data_version` does.
+   */
+  dataVersion(): number { return Atomics.load(this.flag, 1) }
+
+  /** Sends one request and waits for its answer on this thread. */
+  send(req: PgRequest): Extract<PgReply, { ok: true }> {
+    if (this.closed) throw new PgError('the database connection is closed')
+    Atomics.store(this.flag, 0, 0)
+    this.port.postMessage(req)
+    Atomics.wait(this.flag, 0, 0)
+    const reply = receiveMessageOnPort(this.port)!.message as PgReply
+    if (!reply.ok) throw new PgError(reply.message, reply.sqlstate, reply.constraint, reply.detail)
+    return reply
+  }
+
+  /** A statement, rewritten once and kept (as bun:sqlite's query() caches). */
+  query<R = unknown, P extends Params = Params>(sql: string): PgStatement<R, P> {
+    let s = this.cache.get(sql)
+    if (!s) { s = new PgStatement(this, sql, toPostgres(sql)); this.cache.set(sql, s) }
+    return s as PgStatement<R, P>
+  }
+
+  prepare<R = unknown, P extends Params = Params>(sql: string): PgStatement<R, P> { return this.query<R, P>(sql) }
+
+  /** Runs statements with no parameters (several, separated by `;`). */
+  exec(sql: string): void {
+    this.wrote()
+    this.send({ op: 'exec', sql: toPostgres(sql) })
+  }
+
+  /** bun:sqlite's run(sql, params): the parameters as one array (or spread). */
+  run(sql: string, ...params: Params): { changes: number; lastInsertRowid: number } {
+    return this.query(sql).run(...(params.length === 1 && Array.isArray(params[0]) ? params[0] : params))
+  }
+
+  get inTransaction(): boolean { return this.depth > 0 }
+
+  /**
+   * bun:sqlite's transaction(): a function that runs `fn` in a transaction (a savepoint when one
+   * is open), committed when it returns and rolled back when it throws. Every kind takes the write lock.
+   */
+  transaction<A extends unknown[], T>(fn: (...args: A) => T): TxFn<A, T> {
+    const run = (...args: A): T => {
+      const outer = this.depth === 0
+      const name = `s${this.depth}`
+      this.send({ op: 'exec', sql: outer ? `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})` : `SAVEPOINT ${name}` })
+      if (outer) this.dirty = false
+      this.depth++
+      try {
+        const result = fn(...args)
+        this.depth--
+        const announce = outer && this.dirty ? `SELECT pg_notify('${CHANGES}', '${this.instance}'); ` : ''
+        this.send({ op: 'exec', sql: outer ? `${announce}COMMIT` : `RELEASE SAVEPOINT ${name}` })
+        return result
+      } catch (err) {
+        this.depth--
+        try { this.send({ op: 'exec', sql: outer ? 'ROLLBACK' : `ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}` }) } catch { /* the connection is gone: PostgreSQL rolls back */ }
+        throw err
+      }
+    }
+    return Object.assign(run, { deferred: run, immediate: run, exclusive: run }) as TxFn<A, T>
+  }
+
+  close(_throwOnError?: boolean): void {
+    if (this.closed) return
+    this.closed = true
+    this.cache.clear()
+    this.port.close()
+    void this.worker.terminate()
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * A throwaway PostgreSQL cluster for tests: `initdb` in a temporary folder, started on a free
+ * loopback port with fsync off, removed when the test process exits. Debian's PostgreSQL
+ * packages provide the binaries (npm test installs them when root and they are missing).
+ * PostgreSQL refuses to run as root: as root the cluster belongs to the `postgres` system user.
+ */
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir, userInfo } from 'node:os'
+import { join } from 'node:path'
+
+/** The folder holding initdb and pg_ctl: PG_BIN, Debian's newest /usr/lib/postgresql/N/bin, or PATH. */
+export function pgBinDir(): string | null {
+  if (process.env.PG_BIN) return existsSync(join(process.env.PG_BIN, 'initdb')) ? process.env.PG_BIN : null
+  const base = '/usr/lib/postgresql'
+  if (existsSync(base)) {
+    const versions = readdirSync(base).filter((v) => existsSync(join(base, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a))
+    if (versions[0]) return join(base, versions[0], 'bin')
+  }
+  const initdb = Bun.which('initdb')
+  return initdb ? initdb.slice(0, -'/initdb'.length) : null
+}
+
+export interface PgCluster {
+  /** postgres:// URL of `database` (the cluster's own `postgres` by default). */
+  url(database?: string): string
+  /** Creates an empty database (or a copy of `template`) and returns its URL. */
+  createDatabase(opts?: { template?: string; name?: string }): string
+  /** Runs SQL on `database` with psql and returns its output. */
+  psql(sql: string, database?: string): string
+  stop(): void
+}
+
+const USER = 'towline_test'
+let shared: PgCluster | undefined
+
+/** The test process's one cluster, started on first use. */
+export function pgCluster(): PgCluster {
+  shared ??= startPgCluster()
+  return shared
+}
+
+/** Starts a new cluster; it is stopped and removed when the process exits. */
+export function startPgCluster(): PgCluster {
+  const bin = pgBinDir()
+  if (!bin) throw new Error('PostgreSQL is not installed: `sudo apt-get install postgresql` (Debian, Ubuntu), or set PG_BIN to the folder holding initdb')
+  const asRoot = process.getuid?.() === 0
+  const dir = mkdtempSync(join(tmpdir(), 'towline-pg-'))
+  const owner = asRoot ? pgSystemUser() : null
+  if (owner) chownSync(dir, owner.uid, owner.gid)
+  const data = join(dir, 'data')
+  const port = freePort()
+  const run = (args: string[], what: string) => {
+    const cmd = owner ? ['runuser', '-u', owner.name, '--', ...args] : args
+    const r = Bun.spawnSync(cmd, { cwd: dir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, LC_ALL: 'C.UTF-8' } })
+    if (r.exitCode !== 0) throw new Error(`${what} failed (${r.exitCode}): ${r.stderr.toString()}${r.stdout.toString()}`)
+    return r.stdout.toString()
+  }
+  run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', USER, '-E', 'UTF8', '--no-sync', '--locale=C'], 'initdb')
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`
+  run([join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start'], 'pg_ctl start')
+  let stopped = false
+  let n = 0
+  const url = (database = 'postgres') => `postgres://${USER}@127.0.0.1:${port}/${database}`
+  const psql = (sql: string, database = 'postgres') => run([join(bin, 'psql'), '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', USER, '-d', database, '-c', sql], 'psql')
+  const stop = () => {
+    if (stopped) return
+    stopped = true
+    try { run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'], 'pg_ctl stop') } catch { /* already gone */ }
+    rmSync(dir, { recursive: true, force: true })
+  }
+  process.on('exit', stop)
+  return {
+    url,
+    psql,
+    createDatabase(opts = {}) {
+      const name = opts.name ?? `t${process.pid}_${++n}_${Math.random().toString(36).slice(2, 8)}`
+      psql(`CREATE DATABASE "${name}"${opts.template ? ` TEMPLATE "${opts.template}"` : ''}`)
+      return url(name)
+    },
+    stop,
+  }
+}
+
+/** A loopback port free right now. */
+function freePort(): number {
+  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = s.port
+  s.stop(true)
+  return port
+}
+
+function pgSystemUser(): { name: string; uid: number; gid: number } {
+  const r = Bun.spawnSync(['id', '-u', 'postgres'])
+  const g = Bun.spawnSync(['id', '-g', 'postgres'])
+  if (r.exitCode !== 0) throw new Error(`running as ${userInfo().username}: PostgreSQL refuses root and there is no postgres user to run it as`)
+  return { name: 'postgres', uid: Number(r.stdout.toString().trim()), gid: Number(g.stdout.toString().trim()) }
+}
