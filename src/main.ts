@@ -5,12 +5,15 @@ import { unitCommands } from './units/unit.cli'
 import { jobCommands } from './jobs/job.cli'
 import { jobsCsvCommands } from './jobs-csv/jobs-csv.cli'
 import { backupCommand } from './db/backup.cli'
+import { dbCommands } from './db/db.cli'
 import { demoCommand } from './demo/demo.cli'
 import { textCommands } from './texts/text.cli'
 import { serviceCommands } from './services/service.cli'
 import { userCommands } from './users/user.cli'
 import { ConfigError, configFrom, parseFor, UsageError, withDb, printJson, DB_OPTIONS, type Command } from './cli/cli'
 import { DatabaseTooNewError, embeddedMigrations } from './db/migrate'
+import { embeddedPgMigrations } from './db/pg/migrate-postgres'
+import { describeDatabase } from './db/location'
 import { serve } from './server'
 import { SealKeyError } from './platform/sealed'
 import { TlsFileError } from './platform/tls'
@@ -46,14 +49,14 @@ SIGTERM or SIGINT drains requests, checkpoints the database and exits 0.`,
 const migrateCmd: Command = {
   name: 'migrate',
   summary: 'Apply pending database migrations (safe to run twice)',
-  usage: 'towline migrate [--db FILE] [--json]\n\nApplies every embedded migration the database has not seen, creating the database\n(readable by its owner only) if there is none. serve does this too.',
+  usage: 'towline migrate [--db FILE|URL] [--json]\n\nApplies every embedded migration the database has not seen, creating the database\n(readable by its owner only) if there is none. serve does this too. A postgres:// URL\nnames a PostgreSQL database (which must exist; its tables are created).',
   options: DB_OPTIONS,
   positionals: 0,
-  run: ({ values }) => withDb(values, (_db, config) => {
+  run: ({ values }) => withDb(values, (db, config) => {
     // withDb already migrated; report what the database now holds.
-    const all = embeddedMigrations()
-    if (values.json) return printJson({ database: config.dbPath, migrations: all })
-    process.stdout.write(`${config.dbPath} is at migration ${all.at(-1)?.tag ?? '(none)'} (${all.length} embedded).\n`)
+    const all = db.engine === 'postgres' ? embeddedPgMigrations() : embeddedMigrations()
+    if (values.json) return printJson({ database: describeDatabase(config.dbPath), engine: db.engine, migrations: all })
+    process.stdout.write(`${describeDatabase(config.dbPath)} is at migration ${all.at(-1)?.tag ?? '(none)'} (${all.length} embedded).\n`)
   }, { create: true }),
 }
 
@@ -69,7 +72,7 @@ const versionCmd: Command = {
   },
 }
 
-const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...userCommands, ...unitCommands, ...serviceCommands, ...jobCommands, ...jobsCsvCommands, ...textCommands, demoCommand, backupCommand, versionCmd]
+const COMMANDS: Command[] = [serveCmd, migrateCmd, ...accountCommands, ...userCommands, ...unitCommands, ...serviceCommands, ...jobCommands, ...jobsCsvCommands, ...textCommands, demoCommand, backupCommand, ...dbCommands, versionCmd]
 
 function overview(): string {
   const w = Math.max(...COMMANDS.map((c) => c.name.length))

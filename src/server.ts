@@ -1,5 +1,6 @@
 import type { Config } from './config'
 import { openDatabase, closeDatabase, restrictToOwner } from './db/client'
+import { describeDatabase } from './db/location'
 import { dbFlag, selfCommand } from './cli/cli'
 import { migrateDatabase } from './db/migrate'
 import { openLinkKey } from './db/link-key'
@@ -73,7 +74,7 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   }
   const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links, bus })
   const where = `${scheme}://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
-  logger.info({ url: where, host: config.host, port: server.port, tls: tls !== null, public_url: config.publicUrl, db: config.dbPath, version: VERSION }, 'listening')
+  logger.info({ url: where, host: config.host, port: server.port, tls: tls !== null, public_url: config.publicUrl, db: describeDatabase(config.dbPath), version: VERSION }, 'listening')
   // Browsers give a page the phone's position and camera only over https (or on this machine).
   const insecure = plainHttpBeyondThisMachine(config.publicUrl)
     ? `the public URL ${config.publicUrl} is plain http on a host other than this machine: phones share their position and camera only over https; serve HTTPS (--tls-cert, --tls-key) or put a TLS proxy in front and set an https TOWLINE_PUBLIC_URL`
@@ -109,7 +110,7 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   const ownerHint = hasActiveUser(db)
     ? ''
     : `No dashboard login yet. Make the first owner (the password is printed once):\n  ${selfCommand()} users create${dbFlag(config)} --email you@example.com --role owner\nthen sign in at ${config.publicUrl}/login\n`
-  process.stderr.write(`${insecure ? `warning: ${insecure}\n` : ''}${ownerHint}${hint}Dashboard: ${where}/login\nAPI reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${config.dbPath})\n`)
+  process.stderr.write(`${insecure ? `warning: ${insecure}\n` : ''}${ownerHint}${hint}Dashboard: ${where}/login\nAPI reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${describeDatabase(config.dbPath)})\n`)
 }
 
 /**

@@ -56,6 +56,8 @@ export class TestClock {
 export interface TestApi {
   db: Db
   dir: string
+  /** TOWLINE_DB and TOWLINE_LINK_KEY_FILE of this database: for a console command run on it. */
+  dbEnv: { TOWLINE_DB: string; TOWLINE_LINK_KEY_FILE: string }
   clock: TestClock
   accountId: string
   /** The public URL and key job links are made with. */
@@ -116,7 +118,7 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
   const contexts = createContextFactory({ db, clock, links, bus })
   const authenticate = createAuthenticator(db, clock.now)
   return {
-    db, dir, clock, accountId: account.id, links, app, bus, contexts,
+    db, dir, dbEnv: { TOWLINE_DB: config.dbPath, TOWLINE_LINK_KEY_FILE: config.linkKeyFile }, clock, accountId: account.id, links, app, bus, contexts,
     contextOfKey: (key) => contexts.forKey(authenticate(`Bearer ${key}`)),
     request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...(opts.headers ?? {}) }

@@ -22,8 +22,11 @@ export function createAccount(db: Db, clock: Clock, input: { name: string; siteN
 
 /** Returns the default account, creating it (and its site) on an empty database. */
 export function ensureDefaultAccount(db: Db, clock: Clock): { account: AccountRow; created: boolean } {
-  const existing = findDefaultAccount(db)
-  if (existing) return { account: existing, created: false }
-  const { account } = createAccount(db, clock, { name: 'My towing company', isDefault: true })
-  return { account, created: true }
+  // Looked up and made in one write transaction: instances starting at once on one database make one.
+  return inTransaction(db, () => {
+    const existing = findDefaultAccount(db)
+    if (existing) return { account: existing, created: false }
+    const { account } = createAccount(db, clock, { name: 'My towing company', isDefault: true })
+    return { account, created: true }
+  })
 }

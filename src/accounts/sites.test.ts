@@ -156,7 +156,7 @@ describe('webhook endpoints and sites', () => {
     return res.body
   }
   const deliveriesTo = (endpointId: string) => api.db.$client.query<{ job_id: string }, [string]>(
-    `SELECT DISTINCT json_extract(p.data, '$.job.id') AS job_id FROM webhook_deliveries d JOIN webhook_events p ON p.event_id = d.event_id WHERE d.endpoint_id = ? ORDER BY d.id`,
+    `SELECT json_extract(p.data, '$.job.id') AS job_id FROM webhook_deliveries d JOIN webhook_events p ON p.event_id = d.event_id WHERE d.endpoint_id = ? GROUP BY job_id ORDER BY min(d.id)`,
   ).all(endpointId).map((r) => r.job_id)
 
   test('an endpoint gets the sites of the key that made it, and only their jobs\' events', async () => {

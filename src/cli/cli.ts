@@ -6,6 +6,7 @@ import { migrateDatabase } from '../db/migrate'
 import { openLinkKey } from '../db/link-key'
 import type { JobLinks } from '../jobs/job-links'
 import { AppError } from '../platform/errors'
+import { describeDatabase, isPostgresUrl } from '../db/location'
 
 /** A command-line mistake: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
@@ -49,9 +50,9 @@ export function selfCommand(): string {
   return process.argv[1]?.endsWith('bin/towline.ts') ? 'bunx towline' : 'npm run towline --'
 }
 
-/** ` --db FILE` when the database is not the default one, so a printed command hits the same file. */
+/** ` --db FILE` when the database is not the default one, so a printed command hits the same file (a URL without its password). */
 export function dbFlag(config: Config): string {
-  return config.dbPath === './towline.db' ? '' : ` --db ${config.dbPath}`
+  return config.dbPath === './towline.db' ? '' : ` --db ${describeDatabase(config.dbPath)}`
 }
 
 /**
@@ -62,11 +63,12 @@ export function dbFlag(config: Config): string {
 export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config: Config, links: JobLinks) => T | Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
   const config = configFrom(values)
   const create = opts.create ?? false
-  if (!create && !existsSync(config.dbPath)) {
-    throw new ConfigError(`no database at ${config.dbPath} (nothing was created); to start one run ${selfCommand()} migrate${dbFlag(config)} (serve creates it too), or point --db or TOWLINE_DB at yours`)
-  }
+  const missing = () => new ConfigError(`no database at ${describeDatabase(config.dbPath)} (nothing was created); to start one run ${selfCommand()} migrate${dbFlag(config)} (serve creates it too), or point --db or TOWLINE_DB at yours`)
+  if (!create && !isPostgresUrl(config.dbPath) && !existsSync(config.dbPath)) throw missing()
   const db = openDatabase(config.dbPath, { create })
   try {
+    // A PostgreSQL database without towline's tables is the wrong database, or one never migrated.
+    if (!create && db.engine === 'postgres' && !db.$client.query("SELECT 1 FROM information_schema.tables WHERE table_name = '__drizzle_migrations' AND table_schema = current_schema()").get()) throw missing()
     const { key } = openLinkKey(db, config.linkKeyFile)
     migrateDatabase(db, { linkKey: () => key })
     return await fn(db, config, { publicUrl: config.publicUrl, key })

@@ -1,7 +1,9 @@
 import { existsSync, rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Command } from '../cli/cli'
-import { UsageError, withDb } from '../cli/cli'
+import { configFrom, UsageError, withDb } from '../cli/cli'
+import { copyWithKey } from './db.cli'
+import { describeDatabase, isPostgresUrl } from './location'
 import { createOwnerOnly } from './client'
 import { writeKeyFile } from '../platform/sealed'
 
@@ -9,16 +11,28 @@ import { writeKeyFile } from '../platform/sealed'
 export const backupCommand: Command = {
   name: 'backup',
   summary: 'Write a consistent copy of the database to FILE (safe while serving)',
-  usage: `towline backup FILE [--db FILE]
+  usage: `towline backup FILE [--db FILE|URL]
 
 Uses SQLite VACUUM INTO: a complete, compacted copy taken in one read transaction. The key the
 job links are sealed with is written beside it as FILE.key (0600): keep the two together, a
-restored database without its key file is refused. Both are readable by their owner only.`,
+restored database without its key file is refused. Both are readable by their owner only.
+On PostgreSQL (--db postgres://...) FILE is a SQLite copy of it, read in one snapshot and
+verified table by table (towline db copy); pg_dump remains the PostgreSQL-native way.`,
   options: { db: { type: 'string' } },
   positionals: 1,
-  run: ({ values, positionals }) => withDb(values, (db, config, links) => {
+  run: ({ values, positionals }) => {
     const target = positionals[0]
     if (!target) throw new UsageError('where to? give a file name')
+    const config = configFrom(values)
+    if (!isPostgresUrl(config.dbPath)) return backupSqlite(values, target)
+    if (existsSync(`${target}.key`)) throw new UsageError(`${target}.key exists; choose a new file name (the backup's link key goes there)`)
+    const copied = copyWithKey({ location: config.dbPath, keyFile: config.linkKeyFile }, { location: target, keyFile: `${target}.key` })
+    process.stdout.write(`Backed up ${describeDatabase(config.dbPath)} to ${target} (SQLite, ${copied.reduce((n, t) => n + t.rows, 0)} rows, every table verified), and its link key to ${target}.key: keep them together.\n`)
+  },
+}
+
+function backupSqlite(values: Record<string, any>, target: string) {
+  return withDb(values, (db, config, links) => {
     if (resolve(target) === resolve(config.dbPath)) throw new UsageError('the backup must be another file')
     const keyTarget = `${target}.key`
     if (existsSync(keyTarget)) throw new UsageError(`${keyTarget} exists; choose a new file name (the backup's link key goes there)`)
@@ -37,5 +51,5 @@ restored database without its key file is refused. Both are readable by their ow
     }
     writeKeyFile(keyTarget, links.key)
     process.stdout.write(`Backed up ${config.dbPath} to ${target}, and its link key to ${keyTarget}: keep them together.\n`)
-  }),
+  })
 }

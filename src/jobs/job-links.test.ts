@@ -19,6 +19,8 @@ import { SCOPES } from '../accounts/scopes'
 import { listOutbox } from '../texts/list-texts'
 import { seal } from '../platform/sealed'
 import { jobView, type JobRow } from './job.view'
+import { tableNames } from '../../test/fingerprint'
+import { isPostgresUrl } from '../db/location'
 
 let api: TestApi | undefined
 const dirs: string[] = []
@@ -33,12 +35,12 @@ const tokenOf = (url: string) => /\/[td]\/([0-9A-Za-z]{24})$/.exec(url)![1]!
 
 /** Every row of every table, as text. */
 function everyTable(db: Db): Record<string, string> {
-  const tables = db.$client.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all()
-  return Object.fromEntries(tables.map(({ name }) => [name, JSON.stringify(db.$client.query(`SELECT * FROM "${name}"`).all())]))
+  return Object.fromEntries(tableNames(db).map((name) => [name, JSON.stringify(db.$client.query(`SELECT * FROM "${name}"`).all())]))
 }
 
-/** The bytes of the database file and its WAL as a copy taken now would hold them, as latin1 text. */
+/** The bytes of the database file and its WAL as a copy taken now would hold them, as latin1 text (none for a PostgreSQL URL). */
 function fileBytes(path: string): string {
+  if (isPostgresUrl(path)) return ''
   return [path, `${path}-wal`].filter(existsSync).map((p) => readFileSync(p).toString('latin1')).join('')
 }
 
@@ -69,7 +71,7 @@ describe('a job\'s links in the database', () => {
     const driver = tokenOf(driverUrl)
     expect(assigned.body.tracking_url).toBe(created.body.tracking_url)
     expect({ tracking: job.tracking_token_hash, driver: job.driver_token_hash }).toEqual({ tracking: sha256(tracking), driver: sha256(driver) })
-    expectNowhere(api.db, join(api.dir, 'towline.db'), [tracking, driver])
+    expectNowhere(api.db, api.db.location, [tracking, driver])
   })
 
   test('whoever is shown a stored copy still gets the links in full', async () => {

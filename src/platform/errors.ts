@@ -21,7 +21,7 @@ export const ERROR_CATALOG = {
   delivery_in_flight: { status: 409, when: 'The webhook delivery is being attempted right now (a resend waits for that attempt to finish).' },
   link_gone: { status: 410, when: 'A tracking or driver link that was replaced, taken back (reassign, unassign) or expired after its job finished (details.reason).' },
   payload_too_large: { status: 413, when: 'The body is over its route\'s cap (256 KiB for the API), counted while reading (details.limit_bytes).' },
-  validation_failed: { status: 422, when: 'The body or query does not match the schema, names a date that does not exist, or holds a lone UTF-16 surrogate (details.fields: [{ path, message }], at most 10).' },
+  validation_failed: { status: 422, when: 'The body or query does not match the schema, names a date that does not exist, or holds a lone UTF-16 surrogate or the NUL character (details.fields: [{ path, message }], at most 10).' },
   job_reason_required: { status: 422, when: 'Cancelling without cancel_reason, or reopening without reason (3 to 500 characters after trimming).' },
   limit_exceeded: { status: 422, when: 'An account limit would be passed, e.g. more than 100 webhook endpoints (details.limit).' },
   idempotency_key_in_use: { status: 409, when: 'A request with the same Idempotency-Key is still being handled (a webhook send); retry in a moment to get its answer.' },

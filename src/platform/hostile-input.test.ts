@@ -177,6 +177,19 @@ describe('lone surrogates', () => {
     }
   })
 
+  test('the NUL character in any string or key is 422 naming where it is, and nothing is stored', async () => {
+    const job = await makeJob(api, key)
+    const cases: [string, string, string, string][] = [
+      ['POST', '/api/v1/jobs', '{"customer":{"name":"Ann\\u0000"},"pickup":{"location":"x"}}', 'customer.name'],
+      ['PATCH', `/api/v1/jobs/${job.id}`, '{"destination":"a\\u0000b"}', 'destination'],
+      ['POST', `/api/v1/jobs/${job.id}/notes`, '{"text":"hi","\\u0000":1}', '\u0000'],
+    ]
+    for (const [method, path, body, where] of cases) {
+      const err = await refusedWithoutWriting(async () => (await send(method, path, body)).res, 422, 'validation_failed')
+      expect({ body, fields: err.details.fields }).toEqual({ body, fields: [{ path: where, message: 'holds the NUL character (\\u0000), which no text may hold' }] })
+    }
+  })
+
   test('a well-formed pair (an emoji) is stored and read back', async () => {
     const res = (await send('POST', '/api/v1/jobs', '{"customer":{"name":"Ann \\ud83d\\ude00"},"pickup":{"location":"x"}}')).res
     expect(res.status).toBe(201)

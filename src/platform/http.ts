@@ -4,7 +4,7 @@ import { AppError, renderError, validationFailed } from './errors'
 import { requestInfo } from './request-info'
 import { randomBase62 } from './ids'
 import { BodyError, readBody } from './body'
-import { loneSurrogatePath, MAX_JSON_DEPTH, parseUntrustedJson } from './json'
+import { loneSurrogatePath, MAX_JSON_DEPTH, nulCharacterPath, parseUntrustedJson } from './json'
 import { problemsOf, type RouteCheckers } from './validation'
 import { FormError, parseMultipart, parseUrlEncoded } from './forms'
 import { resolveRouteProps, type Answers, type BodySpec, type RouteProps } from './route-props'
@@ -58,6 +58,8 @@ async function readJsonObject(request: Request, maxBytes: number): Promise<Recor
   }
   const lone = loneSurrogatePath(value, text)
   if (lone !== null) throw validationFailed([{ path: lone, message: SURROGATE_MESSAGE }])
+  const nul = nulCharacterPath(value, text)
+  if (nul !== null) throw validationFailed([{ path: nul, message: 'holds the NUL character (\\u0000), which no text may hold' }])
   return value as Record<string, unknown>
 }
 

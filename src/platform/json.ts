@@ -49,23 +49,36 @@ const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/
  */
 export function loneSurrogatePath(value: unknown, text: string): string | null {
   if (!SURROGATE_ESCAPE.test(text)) return null
-  return walk(value, '')
+  return walk(value, '', LONE_SURROGATE)
 }
 
-function walk(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : null
+const NUL = /\u0000/
+// JSON text holds U+0000 only as an escape (a raw control character is not JSON).
+const NUL_ESCAPE = /\\u0000/
+
+/**
+ * Returns the path of the first string or key holding U+0000 (NUL), or null: no text field may
+ * hold it (PostgreSQL's text cannot, and no name, address or note needs it), on either engine.
+ */
+export function nulCharacterPath(value: unknown, text: string): string | null {
+  if (!NUL_ESCAPE.test(text)) return null
+  return walk(value, '', NUL)
+}
+
+function walk(value: unknown, path: string, bad: RegExp): string | null {
+  if (typeof value === 'string') return bad.test(value) ? path : null
   if (typeof value !== 'object' || value === null) return null
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = walk(value[i], path ? `${path}.${i}` : String(i))
+      const found = walk(value[i], path ? `${path}.${i}` : String(i), bad)
       if (found !== null) return found
     }
     return null
   }
   for (const [key, v] of Object.entries(value)) {
     const here = path ? `${path}.${key.replace(/\p{Cs}/gu, '\ufffd')}` : key.replace(/\p{Cs}/gu, '\ufffd')
-    if (LONE_SURROGATE.test(key)) return here
-    const found = walk(v, here)
+    if (bad.test(key)) return here
+    const found = walk(v, here, bad)
     if (found !== null) return found
   }
   return null

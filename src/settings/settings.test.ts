@@ -35,12 +35,12 @@ const post = (path: string, fields: Record<string, string>, cookie = owner.cooki
 
 /** The towline command, from source, on the test's database: what an operator then sees. */
 function towline(...args: string[]): any {
-  const r = Bun.spawnSync(['bun', join(ROOT, 'src/main.ts'), ...args, '--db', join(api.dir, 'towline.db'), '--json'], { stdout: 'pipe', stderr: 'pipe' })
+  const r = Bun.spawnSync(['bun', join(ROOT, 'src/main.ts'), ...args, '--json'], { env: { ...process.env, ...api.dbEnv }, stdout: 'pipe', stderr: 'pipe' })
   if (r.exitCode !== 0) throw new Error(`towline ${args.join(' ')}: exit ${r.exitCode}: ${r.stderr}`)
   return JSON.parse(r.stdout.toString())
 }
 function towlineFails(...args: string[]): { code: number | null; stderr: string } {
-  const r = Bun.spawnSync(['bun', join(ROOT, 'src/main.ts'), ...args, '--db', join(api.dir, 'towline.db')], { stdout: 'pipe', stderr: 'pipe' })
+  const r = Bun.spawnSync(['bun', join(ROOT, 'src/main.ts'), ...args], { env: { ...process.env, ...api.dbEnv }, stdout: 'pipe', stderr: 'pipe' })
   return { code: r.exitCode, stderr: r.stderr.toString() }
 }
 

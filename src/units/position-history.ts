@@ -29,7 +29,7 @@ export function keepFix(tx: Db, unit: { id: string; accountId: string }, fix: Hi
 
 /** The unit's kept fix nearest in time to `atMs` (before or after; the earlier on a tie) within ARRIVAL_FIX_WINDOW_MS, or null. */
 export function nearestFix(db: Db, unitId: string, atMs: number): HistoryFix | null {
-  const cols = 'at, lat, lng, accuracy_m AS accuracyM'
+  const cols = 'at, lat, lng, accuracy_m AS "accuracyM"'
   const before = db.$client.query<HistoryFix, [string, number, number]>(`SELECT ${cols} FROM unit_positions WHERE unit_id = ? AND at <= ? AND at >= ? ORDER BY at DESC LIMIT 1`)
     .get(unitId, atMs, atMs - ARRIVAL_FIX_WINDOW_MS)
   const after = db.$client.query<HistoryFix, [string, number, number]>(`SELECT ${cols} FROM unit_positions WHERE unit_id = ? AND at > ? AND at <= ? ORDER BY at ASC LIMIT 1`)
@@ -51,7 +51,7 @@ export function pruneFixes(db: Db, now: number, keepMs: number): number {
     ? `DELETE FROM unit_positions WHERE at < ?1 AND NOT EXISTS (
       SELECT 1 FROM json_each(?2) w WHERE w.value ->> 'u' = unit_positions.unit_id AND unit_positions.at BETWEEN (w.value ->> 'a') - ?3 AND (w.value ->> 'a') + ?3)`
     : `DELETE FROM unit_positions WHERE at < ?1 AND NOT EXISTS (
-      SELECT 1 FROM json_array_elements(?2::json) w WHERE w.value ->> 'u' = unit_positions.unit_id
+      SELECT 1 FROM json_array_elements(?2::text::json) w WHERE w.value ->> 'u' = unit_positions.unit_id
         AND unit_positions.at BETWEEN (w.value ->> 'a')::bigint - ?3 AND (w.value ->> 'a')::bigint + ?3)`)
     .run(cutoff, JSON.stringify(arrivals), ARRIVAL_FIX_WINDOW_MS)
   return result.changes

@@ -35,7 +35,7 @@ export async function pruneWebhookHistory(db: Db, clock: Clock, keepMs: number, 
   // Beyond each endpoint's newest 100 (ties broken by rowid, as the listing does), and older than the window.
   const dropAttempts = sql.query<unknown, [string, number, number, number]>(
     `DELETE FROM webhook_attempts WHERE rowid IN (
-       SELECT rowid FROM (SELECT rowid, created_at FROM webhook_attempts WHERE endpoint_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?2)
+       SELECT rowid FROM (SELECT rowid, created_at FROM webhook_attempts WHERE endpoint_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?2) AS older
         WHERE created_at < ?3 LIMIT ?4)`,
   )
   for (const { endpoint_id } of endpoints) out.attempts += await drain(dropAttempts, endpoint_id, KEEP_ATTEMPTS_PER_ENDPOINT, cutoff)

@@ -24,12 +24,16 @@ export const WRITE_LOCK = 7_460_617_001
 
 type Params = unknown[]
 
-/** bun:sqlite binds true/false as 1/0 and undefined as NULL; the same here. */
+/**
+ * bun:sqlite binds true/false as 1/0 and undefined as NULL; the same here. PostgreSQL's text cannot
+ * hold U+0000: the API refuses it in what it is sent, and text from outside (a webhook receiver's
+ * answer, a search typed with it) has it stored and compared as U+FFFD.
+ */
 function bindable(params: Params): unknown[] {
   const out = new Array(params.length)
   for (let i = 0; i < params.length; i++) {
     const p = params[i]
-    out[i] = p === undefined ? null : p === true ? 1 : p === false ? 0 : p
+    out[i] = p === undefined ? null : p === true ? 1 : p === false ? 0 : typeof p === 'string' && p.includes('\u0000') ? p.replaceAll('\u0000', '\ufffd') : p
   }
   return out
 }

@@ -68,8 +68,8 @@ export function tableDdl(table: SQLiteTable): string[] {
   return out
 }
 
-/** The whole schema's DDL, tables in an order their foreign keys allow. */
-export function schemaDdl(schema: Record<string, unknown>): string {
+/** The schema's tables, in an order their foreign keys allow (a table after those it refers to). */
+export function tablesInOrder(schema: Record<string, unknown>): SQLiteTable[] {
   const tables = Object.values(schema).filter((t): t is SQLiteTable => is(t, SQLiteTable))
   const done = new Set<string>()
   const ordered: SQLiteTable[] = []
@@ -85,5 +85,10 @@ export function schemaDdl(schema: Record<string, unknown>): string {
     ordered.push(t)
   }
   for (const t of [...tables].sort((a, b) => getTableConfig(a).name.localeCompare(getTableConfig(b).name))) visit(t)
-  return ordered.flatMap((t) => tableDdl(t)).join('\n--> statement-breakpoint\n') + '\n'
+  return ordered
+}
+
+/** The whole schema's DDL, tables in an order their foreign keys allow. */
+export function schemaDdl(schema: Record<string, unknown>): string {
+  return tablesInOrder(schema).flatMap((t) => tableDdl(t)).join('\n--> statement-breakpoint\n') + '\n'
 }

@@ -24,8 +24,8 @@ describe('a statement written for SQLite, in PostgreSQL spelling', () => {
     expect(toPostgres("SELECT json_extract(j.data, '$.job.site_id') FROM x j")).toBe("SELECT (j.data::jsonb #>> '{job,site_id}') FROM x j")
   })
   test('json_each of a JSON array gives its elements in a column named value', () => {
-    expect(toPostgres('SELECT 1 WHERE a NOT IN (SELECT value FROM json_each(?2)) AND b = ?1')).toBe('SELECT 1 WHERE a NOT IN (SELECT value FROM json_array_elements_text(($2)::json)) AND b = $1')
-    expect(toPostgres('SELECT 1 FROM json_each(site_ids) WHERE value IN (?, ?)')).toBe('SELECT 1 FROM json_array_elements_text((site_ids)::json) WHERE value IN ($1, $2)')
+    expect(toPostgres('SELECT 1 WHERE a NOT IN (SELECT value FROM json_each(?2)) AND b = ?1')).toBe('SELECT 1 WHERE a NOT IN (SELECT value FROM json_array_elements_text(($2)::text::json)) AND b = $1')
+    expect(toPostgres('SELECT 1 FROM json_each(site_ids) WHERE value IN (?, ?)')).toBe('SELECT 1 FROM json_array_elements_text((site_ids)::text::json) WHERE value IN ($1, $2)')
   })
   test('words that only contain a keyword are not touched', () => {
     expect(toPostgres('SELECT likes, unlike_count, is_default FROM t')).toBe('SELECT likes, unlike_count, is_default FROM t')

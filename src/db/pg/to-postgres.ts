@@ -59,9 +59,10 @@ function rewrite(sql: string, state: { next: number }): string {
         if (m) { out += m[1] ? 'IS DISTINCT FROM ' : 'IS NOT DISTINCT FROM '; i = j + m[0].length - 1; continue }
       }
       if (upper === 'JSON_EACH') {
-        // A JSON array's elements as text, in a column named value (json_each's too).
+        // A JSON array's elements as text, in a column named value (json_each's too). Through text:
+        // a parameter typed json would be sent as a JSON string of the text.
         const call = callArgument(sql, j)
-        if (call) { out += `json_array_elements_text((${rewrite(call.arg, state)})::json)`; i = call.end; continue }
+        if (call) { out += `json_array_elements_text((${rewrite(call.arg, state)})::text::json)`; i = call.end; continue }
       }
       if (upper === 'JSON_EXTRACT') {
         const call = jsonExtract(sql, j)
