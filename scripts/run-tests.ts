@@ -1,6 +1,6 @@
 /**
  * `npm test`: brings what the suite needs that npm cannot, builds the binary, runs every test
- * (extra arguments go to `bun test`). Two such things: Chromium, which the page tests drive, and
+ * (extra arguments go to `bun test`), once on SQLite and once on PostgreSQL. Two such things: Chromium, which the page tests drive, and
  * PostgreSQL's server binaries, which the tests start throwaway clusters with (test/pg.ts). When
  * one is missing, root installs it with apt-get; anyone else gets one line saying how, and a
  * non-zero exit.
@@ -94,6 +94,14 @@ if (import.meta.main) {
   const env = { ...process.env, CHROMIUM_PATH: step.path, PG_BIN: pg.bin }
   const build = Bun.spawnSync([process.execPath, 'scripts/build.ts'], { env, stdout: 'inherit', stderr: 'inherit' })
   if (build.exitCode !== 0) process.exit(build.exitCode ?? 1)
-  const tests = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...process.argv.slice(2)], { env, stdio: ['inherit', 'inherit', 'inherit'] })
-  process.exit(await tests.exited)
+  // The whole suite, once per engine: SQLite (the default) and PostgreSQL (throwaway clusters).
+  // TOWLINE_TEST_ENGINES=sqlite (or postgres) runs one of them.
+  const engines = (process.env.TOWLINE_TEST_ENGINES ?? 'sqlite,postgres').split(',').map((e) => e.trim()).filter(Boolean)
+  let failed = 0
+  for (const engine of engines) {
+    process.stderr.write(`\nnpm test: the suite on ${engine === 'postgres' ? 'PostgreSQL' : 'SQLite'}\n`)
+    const tests = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...process.argv.slice(2)], { env: { ...env, TOWLINE_TEST_ENGINE: engine }, stdio: ['inherit', 'inherit', 'inherit'] })
+    if ((await tests.exited) !== 0) failed++
+  }
+  process.exit(failed ? 1 : 0)
 }

@@ -3,7 +3,7 @@ import type { Config } from './config'
 import { databasePinger, type Db } from './db/client'
 import type { Clock } from './platform/clock'
 import type { Logger } from './platform/log'
-import { RateLimiter } from './platform/rate-limit'
+import type { Limiter } from './platform/rate-limit'
 import type { PreRouted } from './platform/pre-routed'
 import { httpPlugin, createFetchHandler } from './platform/http'
 import { buildApiDocument } from './api-document'
@@ -47,7 +47,7 @@ export interface AppDeps {
   /** The public URL and key job links are made with. */
   links: JobLinks
   logger: Logger
-  limiter: RateLimiter
+  limiter: Limiter
   /** True once shutdown has begun. */
   isDraining: () => boolean
   /** How webhook attempts are made (timeout, private targets, extra TLS trust for tests). */

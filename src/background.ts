@@ -30,6 +30,8 @@ export interface BackgroundDeps {
   watchMs?: number
   /** How often to prune webhook history (10 min; the first run a minute after start). */
   pruneEveryMs?: number
+  /** The shared rate-limit buckets (PostgreSQL), whose full ones are pruned with the history. */
+  sharedLimiter?: { pruneFull(): number }
 }
 
 /**
@@ -58,6 +60,7 @@ export function startBackgroundWork(deps: BackgroundDeps) {
         try {
           const fixes = pruneFixes(db, clock.now(), config.positionHistoryMs)
           if (fixes) logger.info({ fixes }, 'pruned position history')
+          deps.sharedLimiter?.pruneFull()
         } catch (err) {
           logger.error({ err }, 'pruning position history failed; trying again next round')
         }

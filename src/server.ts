@@ -10,6 +10,7 @@ import { createHandler, type AppDeps } from './app'
 import { systemClock, type Clock } from './platform/clock'
 import { createLogger } from './platform/log'
 import { RateLimiter } from './platform/rate-limit'
+import { SharedRateLimiter } from './platform/shared-rate-limit'
 import { VERSION } from './version'
 import { startBackgroundWork } from './background'
 import { hasActiveUser } from './users/user.queries'
@@ -58,7 +59,10 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   if (created) logger.info({ account_id: account.id }, 'created the default account and site')
 
   let draining = false
-  const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
+  // Several instances on one PostgreSQL database share each key's limit through the database.
+  const limits = { read: config.rateLimitReads, write: config.rateLimitWrites }
+  const sharedLimiter = db.engine === 'postgres' ? new SharedRateLimiter(db, clock, limits) : undefined
+  const limiter = sharedLimiter ?? new RateLimiter(clock, limits)
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
   const bus = new JobEventBus(db, logger)
   const { fetch, ready } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => draining, webhookSend, pages: extra.pages })
@@ -72,7 +76,7 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
     closeDatabase(db)
     throw err
   }
-  const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links, bus })
+  const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links, bus, sharedLimiter })
   const where = `${scheme}://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   logger.info({ url: where, host: config.host, port: server.port, tls: tls !== null, public_url: config.publicUrl, db: describeDatabase(config.dbPath), version: VERSION }, 'listening')
   // Browsers give a page the phone's position and camera only over https (or on this machine).

@@ -6,6 +6,8 @@ import { afterEach } from 'bun:test'
 import { copyFileSync, existsSync, mkdtempSync, rmSync, chmodSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { pgCluster } from './pg'
+import { TEST_ENGINE } from './engine'
 
 export const ROOT = resolve(import.meta.dir, '..')
 const BUILT = process.env.TOWLINE_BINARY ?? join(ROOT, 'dist/towline')
@@ -27,18 +29,35 @@ export function freePort(): number {
   return port
 }
 
+/**
+ * On the PostgreSQL run (TOWLINE_TEST_ENGINE=postgres) each fresh folder's database is a new
+ * PostgreSQL database: commands and servers started in the folder get its URL as TOWLINE_DB (its
+ * link key stays in the folder, ./towline.key), unless the test names a database itself.
+ */
+const folderDatabase = new Map<string, string>()
+function databaseEnv(cwd: string, env: Record<string, string> | undefined): Record<string, string> {
+  const url = folderDatabase.get(cwd)
+  return url && !env?.TOWLINE_DB ? { TOWLINE_DB: url } : {}
+}
+
+/** The database commands and servers in a fresh folder use: its PostgreSQL database's URL, or its ./towline.db. */
+export function databaseOf(dir: string): string {
+  return folderDatabase.get(dir) ?? join(dir, 'towline.db')
+}
+
 /** A temporary folder holding only a copy of the binary: nothing else beside it. */
 export function freshFolder(): { dir: string; bin: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'towline-e2e-'))
   const bin = join(dir, 'towline')
   copyFileSync(ensureBinary(), bin)
   chmodSync(bin, 0o755)
-  return { dir, bin, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+  if (TEST_ENGINE === 'postgres') folderDatabase.set(dir, pgCluster().createDatabase())
+  return { dir, bin, cleanup: () => { folderDatabase.delete(dir); rmSync(dir, { recursive: true, force: true }) } }
 }
 
 /** Runs a CLI command of the binary and returns its exit code and output. */
 export function cli(bin: string, args: string[], opts: { cwd: string; env?: Record<string, string> }) {
-  const r = Bun.spawnSync([bin, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdout: 'pipe', stderr: 'pipe' })
+  const r = Bun.spawnSync([bin, ...args], { cwd: opts.cwd, env: { ...process.env, ...databaseEnv(opts.cwd, opts.env), ...opts.env }, stdout: 'pipe', stderr: 'pipe' })
   return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() }
 }
 
@@ -58,7 +77,7 @@ export interface RunningServer {
  */
 export async function startServer(bin: string, opts: { cwd: string; env?: Record<string, string>; args?: string[] }): Promise<RunningServer> {
   const proc = Bun.spawn([bin, 'serve', '--port', '0', '--host', '127.0.0.1', ...(opts.args ?? [])], {
-    cwd: opts.cwd, env: { ...process.env, LOG_LEVEL: 'info', TOWLINE_TILE_URL: '', ...opts.env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe',
+    cwd: opts.cwd, env: { ...process.env, LOG_LEVEL: 'info', TOWLINE_TILE_URL: '', ...databaseEnv(opts.cwd, opts.env), ...opts.env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe',
   })
   let out = ''
   let err = ''
@@ -66,8 +85,9 @@ export async function startServer(bin: string, opts: { cwd: string; env?: Record
     const dec = new TextDecoder()
     for await (const chunk of stream) add(dec.decode(chunk))
   }
-  void pump(proc.stdout, (s) => { out += s })
-  void pump(proc.stderr, (s) => { err += s })
+  void pump(proc.stdout, (s) => { out += s; if (process.env.TOWLINE_TEST_LOG) process.stdout.write(s) })
+  // TOWLINE_TEST_LOG=1 shows what the binary logs as it runs.
+  void pump(proc.stderr, (s) => { err += s; if (process.env.TOWLINE_TEST_LOG) process.stderr.write(s) })
   const deadline = Date.now() + 15_000
   let url: string | undefined
   while (!url) {

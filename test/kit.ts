@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHandler, type AppDeps } from '../src/app'
 import { readConfig } from '../src/config'
-import { openDatabase, closeDatabase, type Db, type Engine } from '../src/db/client'
+import { openDatabase, closeDatabase, type Db } from '../src/db/client'
 import { pgCluster } from './pg'
+import { TEST_ENGINE } from './engine'
 import { isPostgresUrl } from '../src/db/location'
 import { migrateDatabase } from '../src/db/migrate'
 import { openLinkKey } from '../src/db/link-key'
@@ -19,14 +20,14 @@ import { createKey } from '../src/accounts/create-key'
 import { SCOPES, type Scope } from '../src/accounts/scopes'
 import { createLogger, type Logger } from '../src/platform/log'
 import { RateLimiter } from '../src/platform/rate-limit'
+import { SharedRateLimiter } from '../src/platform/shared-rate-limit'
 import { JobEventBus } from '../src/jobs/job-event-bus'
 import { createContextFactory, type ContextFactory } from '../src/operations/context-factory'
 import type { OperationContext } from '../src/operations/operation-context'
 import { createAuthenticator } from '../src/accounts/authenticate'
 import { responseCheckerFor, type ResponseCheck } from './openapi-check'
 
-/** Which engine the suite runs on: TOWLINE_TEST_ENGINE=postgres runs it on a throwaway PostgreSQL cluster. */
-export const TEST_ENGINE: Engine = process.env.TOWLINE_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
+export { TEST_ENGINE }
 
 let pgTemplate: string | undefined
 /**
@@ -100,7 +101,9 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
   migrateDatabase(db, { linkKey: () => key })
   const links = { publicUrl: config.publicUrl, key }
   const { account } = ensureDefaultAccount(db, clock)
-  const limiter = new RateLimiter(clock, { read: config.rateLimitReads, write: config.rateLimitWrites })
+  // As serve does: on PostgreSQL the keys' buckets are shared through the database.
+  const limits = { read: config.rateLimitReads, write: config.rateLimitWrites }
+  const limiter = db.engine === 'postgres' ? new SharedRateLimiter(db, clock, limits) : new RateLimiter(clock, limits)
   // TOWLINE_TEST_LOG=error shows what the app logs (a failing test's 500, say).
   const logger = opts.logger ?? createLogger((process.env.TOWLINE_TEST_LOG as 'error' | undefined) ?? 'silent')
   const bus = new JobEventBus(db, logger)

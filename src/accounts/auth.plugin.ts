@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { AppError } from '../platform/errors'
-import { RateLimiter } from '../platform/rate-limit'
+import { RateLimiter, type Limiter } from '../platform/rate-limit'
 import { requestInfo } from '../platform/request-info'
 import type { ContextFactory } from '../operations/context-factory'
 import type { OperationContext } from '../operations/operation-context'
@@ -14,7 +14,7 @@ import type { Scope } from './scopes'
  * request against the key's per-minute limit (429) and checks the scope (403). It runs once
  * per request, before the body is read or validated, so auth errors always come first.
  */
-export function createAuthorizer(deps: { db: Db; clock: Clock; limiter: RateLimiter }) {
+export function createAuthorizer(deps: { db: Db; clock: Clock; limiter: Limiter }) {
   const authenticate = createAuthenticator(deps.db, () => deps.clock.now())
   return function authorize(request: Request, route: string, scope: Scope): Principal {
     const info = requestInfo(request)

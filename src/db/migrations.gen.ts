@@ -17,6 +17,7 @@ import m12 from '../../migrations/0012_job_signatures.sql' with { type: 'text' }
 import m13 from '../../migrations/0013_back_office.sql' with { type: 'text' }
 import m14 from '../../migrations/0014_unit_positions.sql' with { type: 'text' }
 import p0 from '../../migrations/postgres/0000_baseline.sql' with { type: 'text' }
+import p1 from '../../migrations/postgres/0001_rate_limit_buckets.sql' with { type: 'text' }
 
 export { journal, pgJournal }
 
@@ -42,4 +43,5 @@ export const SQL_BY_TAG: Record<string, string> = {
 /** The SQL of each PostgreSQL migration, by its journal tag. */
 export const PG_SQL_BY_TAG: Record<string, string> = {
   "0000_baseline": p0,
+  "0001_rate_limit_buckets": p1,
 }

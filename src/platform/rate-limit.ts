@@ -13,15 +13,22 @@ export interface LimitDecision {
   retryAfterS: number
 }
 
+/** What takes from (or looks at) a key's buckets: RateLimiter in one process, SharedRateLimiter across instances. */
+export interface Limiter<K extends string = LimitKind> {
+  take(id: string, kind: K): LimitDecision
+  peek(id: string, kind: K): LimitDecision
+}
+
 /** Past this many tracked buckets, full ones are forgotten (at most once a second). */
 const MAX_TRACKED = 10_000
 
 /**
  * Token buckets per id and kind: each id gets `limit` of each kind a minute, refilled
  * continuously, so a burst of the whole minute's quota is allowed and then one request
- * every 60/limit seconds. State is in memory: the service is one process.
+ * every 60/limit seconds. State is in memory, for one process (several instances on PostgreSQL
+ * share the API keys' buckets through SharedRateLimiter).
  */
-export class RateLimiter<K extends string = LimitKind> {
+export class RateLimiter<K extends string = LimitKind> implements Limiter<K> {
   /** Buckets by kind, then id: looking one up builds no key string. */
   private buckets = new Map<K, Map<string, { tokens: number; at: number; limit: number }>>()
   private size = 0

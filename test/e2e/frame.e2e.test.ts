@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Validator } from '@seriousme/openapi-schema-validator'
-import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { cli, createKeyWithCli, databaseOf, freshFolder, startServer, type RunningServer } from '../binary'
+import { TEST_ENGINE } from '../engine'
 import { checkEveryOperationNeedsItsScope } from '../scope-checks'
 import { SCOPES } from '../../src/accounts/scopes'
 
@@ -37,7 +38,7 @@ async function errorOf(res: Response, status: number, code: string) {
 
 describe('the binary', () => {
   test('first serve on an empty database creates the default account and tells how to make a key, never logging one', async () => {
-    expect(existsSync(join(folder.dir, 'towline.db'))).toBe(true)
+    if (TEST_ENGINE === 'sqlite') expect(existsSync(join(folder.dir, 'towline.db'))).toBe(true)
     expect(server.stderr()).toContain('keys create')
     expect(server.stdout() + server.stderr()).not.toMatch(/svc_live_[0-9A-Za-z]{32}/)
     const accounts = cli(folder.bin, ['accounts', 'list', '--json'], { cwd: folder.dir })
@@ -74,7 +75,7 @@ describe('the binary', () => {
   })
 
   test('runs from any folder on the database named by TOWLINE_DB or --db', () => {
-    const r = cli(folder.bin, ['keys', 'list', '--json'], { cwd: '/', env: { TOWLINE_DB: join(folder.dir, 'towline.db') } })
+    const r = cli(folder.bin, ['keys', 'list', '--json'], { cwd: '/', env: { TOWLINE_DB: databaseOf(folder.dir), TOWLINE_LINK_KEY_FILE: join(folder.dir, TEST_ENGINE === 'sqlite' ? 'towline.db.key' : 'towline.key') } })
     expect(r.code).toBe(0)
     expect(JSON.parse(r.stdout).data.length).toBeGreaterThan(0)
   })

@@ -7,6 +7,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, createKeyWithCli, freshFolder, startServer } from '../binary'
+import { TEST_ENGINE } from '../engine'
+
+/** These are checks of the SQLite file and the key file beside it (PostgreSQL's key file: copy-database.test.ts, the PostgreSQL docs). */
+const onSqlite = TEST_ENGINE === 'sqlite'
+const fileTest = onSqlite ? test : test.skip
+const fileDescribe = onSqlite ? describe : describe.skip
 
 let folder: ReturnType<typeof freshFolder>
 let job: { id: string; tracking_url: string }
@@ -17,6 +23,7 @@ const mode = (path: string) => statSync(path).mode & 0o777
 const lines = (s: string) => s.split('\n').filter((l) => l.trim())
 
 beforeAll(async () => {
+  if (!onSqlite) return
   folder = freshFolder()
   const server = await startServer(folder.bin, { cwd: folder.dir })
   try {
@@ -33,7 +40,7 @@ beforeAll(async () => {
 })
 afterAll(() => folder?.cleanup())
 
-test('the database file holds neither the tracking nor the driver token; the operator still reads both links', () => {
+fileTest('the database file holds neither the tracking nor the driver token; the operator still reads both links', () => {
   const tracking = /\/t\/([0-9A-Za-z]{24})$/.exec(job.tracking_url)![1]!
   const outbox = JSON.parse(cli(folder.bin, ['texts', 'list', '--json', '--job', job.id], { cwd: folder.dir }).stdout).data as any[]
   const driverText = outbox.find((t) => t.template === 'driver_job_link')
@@ -44,7 +51,7 @@ test('the database file holds neither the tracking nor the driver token; the ope
   expect({ tracking: bytes.includes(tracking), driver: bytes.includes(driver) }).toEqual({ tracking: false, driver: false })
 })
 
-describe('the key file', () => {
+fileDescribe('the key file', () => {
   test('a fresh database gets <db>.key, readable by its owner only, holding no token', () => {
     const key = join(folder.dir, 'towline.db.key')
     expect(existsSync(key)).toBe(true)
@@ -88,7 +95,7 @@ describe('the key file', () => {
   })
 })
 
-describe('towline backup', () => {
+fileDescribe('towline backup', () => {
   test('writes FILE.key (0600) beside FILE; serving the copy keeps every link', async () => {
     const r = cli(folder.bin, ['backup', 'copy.db'], { cwd: folder.dir })
     expect(r.code).toBe(0)

@@ -12,8 +12,14 @@ export class PgError extends Error {
 }
 
 const COMPILED = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
-/** The thread's entry: embedded in the compiled binary under its path from src/ (scripts/build.ts). */
-const THREAD_URL = COMPILED ? new URL('./db/pg/pg-thread.ts', import.meta.url) : new URL('./pg-thread.ts', import.meta.url)
+/**
+ * The thread's entry: embedded in the compiled binary under its path from src/ (scripts/build.ts),
+ * found from the embedded root (this module is bundled into every entry: the server's and the
+ * import thread's, each at its own path).
+ */
+const THREAD_URL = COMPILED
+  ? new URL('./db/pg/pg-thread.ts', import.meta.url.replace(/(\/\$bunfs\/root\/|\/~BUN\/root\/).*$/, '$1'))
+  : new URL('./pg-thread.ts', import.meta.url)
 
 /**
  * Every write transaction takes this one lock first: writers queue as they do on SQLite (one at a

@@ -1,0 +1,58 @@
+import type { Db } from '../db/client'
+import type { Clock } from './clock'
+import type { LimitDecision, LimitKind, Limiter } from './rate-limit'
+
+/**
+ * The API keys' token buckets kept in the database, for several instances on one PostgreSQL
+ * database: each key gets its `limit` a minute across all of them, as RateLimiter gives it in one
+ * process. One statement per request reads, refills and takes from the bucket atomically (the
+ * row's lock orders instances taking at once). Buckets live in an UNLOGGED table (no WAL; emptied
+ * if PostgreSQL crashes, when every key starts full again); full ones are pruned (pruneFull).
+ */
+export class SharedRateLimiter<K extends string = LimitKind> implements Limiter<K> {
+  private readonly takeOne
+  private readonly read
+  constructor(private readonly db: Db, private readonly clock: Clock, private readonly limits: Record<K, number>) {
+    // ?3 limit, ?4 now, ?5 tokens per ms. A refill never runs backwards when clocks differ a little.
+    const refilled = 'LEAST(?3, b.tokens + GREATEST(0, ?4 - b.at) * ?5)'
+    this.takeOne = db.$client.query<{ tokens: number; allowed: number }, [string, string, number, number, number]>(
+      `INSERT INTO rate_limit_buckets AS b (kind, id, tokens, at, allowed) VALUES (?1, ?2, ?3 - 1, ?4, 1)
+       ON CONFLICT (kind, id) DO UPDATE SET
+         tokens = ${refilled} - CASE WHEN ${refilled} >= 1 THEN 1 ELSE 0 END,
+         allowed = CASE WHEN ${refilled} >= 1 THEN 1 ELSE 0 END,
+         at = GREATEST(b.at, ?4)
+       RETURNING tokens, allowed`,
+    )
+    this.read = db.$client.query<{ tokens: number; at: number }, [string, string]>('SELECT tokens, at FROM rate_limit_buckets WHERE kind = ? AND id = ?')
+  }
+
+  take(id: string, kind: K): LimitDecision {
+    const limit = this.limits[kind]
+    const perMs = limit / 60_000
+    const row = this.takeOne.get(kind, id, limit, this.clock.now(), perMs)!
+    return decision(limit, perMs, Number(row.tokens), row.allowed === 1)
+  }
+
+  peek(id: string, kind: K): LimitDecision {
+    const limit = this.limits[kind]
+    const perMs = limit / 60_000
+    const row = this.read.get(kind, id)
+    const tokens = row ? Math.min(limit, Number(row.tokens) + Math.max(0, this.clock.now() - Number(row.at)) * perMs) : limit
+    return decision(limit, perMs, tokens, tokens >= 1)
+  }
+
+  /** Forgets buckets that have refilled (a minute untouched): they behave exactly like new ones. */
+  pruneFull(): number {
+    return this.db.$client.query('DELETE FROM rate_limit_buckets WHERE at < ?').run(this.clock.now() - 60_000).changes
+  }
+}
+
+function decision(limit: number, perMs: number, tokens: number, allowed: boolean): LimitDecision {
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, Math.floor(tokens)),
+    resetMs: Math.ceil((limit - tokens) / perMs),
+    retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
+  }
+}
