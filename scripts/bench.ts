@@ -16,7 +16,8 @@
  * The search section caches its 50,000-job database under .tmp/ too. The boards section needs
  * Chromium (/usr/bin/chromium, or CHROMIUM_PATH) and reads BENCH_BOARDS (default 200) and
  * BENCH_BOARD_WRITES (default 250). The import section times a 500-row CSV import (console and
- * page) and GET /jobs/{id}'s p99 while it runs.
+ * page) and GET /jobs/{id}'s p99 while it runs. The engines section runs the binary on SQLite and on
+ * a throwaway PostgreSQL cluster side by side (PostgreSQL's server binaries, as npm test uses them).
  * The pages section needs Chromium too, and reads BENCH_TRACKING_READERS (default 500) and
  * BENCH_TRACKING_CHANGES (default 60) for its tracking streams (scripts/bench/phone-pages.ts).
  *
@@ -35,9 +36,10 @@ import { pages } from './bench/pages'
 import { search } from './bench/search'
 import { boards } from './bench/boards'
 import { importSection } from './bench/import'
+import { engines } from './bench/engines'
 
 /** Every section, in the order they run. */
-const SECTIONS: Section[] = [frame, jobs, webhooks, texts, pages, search, boards, importSection]
+const SECTIONS: Section[] = [frame, jobs, webhooks, texts, pages, search, boards, importSection, engines]
 
 const ROOT = resolve(import.meta.dir, '..')
 const BINARY = join(ROOT, 'dist', 'towline')

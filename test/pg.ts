@@ -27,6 +27,10 @@ export interface PgCluster {
   createDatabase(opts?: { template?: string; name?: string }): string
   /** Runs SQL on `database` with psql and returns its output. */
   psql(sql: string, database?: string): string
+  /** The server's version, as `postgres --version` prints it. */
+  version: string
+  /** Restarts the server (fast shutdown): every connection to it is cut. */
+  restart(): void
   stop(): void
 }
 
@@ -39,8 +43,12 @@ export function pgCluster(): PgCluster {
   return shared
 }
 
-/** Starts a new cluster; it is stopped and removed when the process exits. */
-export function startPgCluster(): PgCluster {
+/**
+ * Starts a new cluster; it is stopped and removed when the process exits. Tests run it without
+ * fsync (a throwaway's durability does not matter); `fsync: true` keeps PostgreSQL's durable
+ * defaults (the bench's, to compare with SQLite's durable writes).
+ */
+export function startPgCluster(opts: { fsync?: boolean } = {}): PgCluster {
   const bin = pgBinDir()
   if (!bin) throw new Error('PostgreSQL is not installed: `sudo apt-get install postgresql` (Debian, Ubuntu), or set PG_BIN to the folder holding initdb')
   const asRoot = process.getuid?.() === 0
@@ -56,7 +64,8 @@ export function startPgCluster(): PgCluster {
     return r.stdout.toString()
   }
   run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', USER, '-E', 'UTF8', '--no-sync', '--locale=C'], 'initdb')
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`
+  const fast = opts.fsync ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off'
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${fast} -c max_connections=300`
   run([join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start'], 'pg_ctl start')
   let stopped = false
   let n = 0
@@ -69,14 +78,17 @@ export function startPgCluster(): PgCluster {
     rmSync(dir, { recursive: true, force: true })
   }
   process.on('exit', stop)
+  const version = Bun.spawnSync([join(bin, 'postgres'), '--version']).stdout.toString().trim()
   return {
     url,
     psql,
+    version,
     createDatabase(opts = {}) {
       const name = opts.name ?? `t${process.pid}_${++n}_${Math.random().toString(36).slice(2, 8)}`
       psql(`CREATE DATABASE "${name}"${opts.template ? ` TEMPLATE "${opts.template}"` : ''}`)
       return url(name)
     },
+    restart: () => { run([join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-m', 'fast', '-w', 'restart'], 'pg_ctl restart') },
     stop,
   }
 }

@@ -70,10 +70,10 @@ function profileCommand(): string[] | undefined {
 // ---------------------------------------------------------------------------------------------
 // Certificate and receiver
 
-interface Certs { caPath: string; certPath: string; keyPath: string }
+export interface Certs { caPath: string; certPath: string; keyPath: string }
 
 /** Makes a throwaway CA and a server certificate for 127.0.0.1 and localhost (as test/https-receiver.ts). */
-function makeCerts(dir: string): Certs {
+export function makeCerts(dir: string): Certs {
   mkdirSync(dir, { recursive: true })
   const run = (args: string[]) => {
     const r = Bun.spawnSync(['openssl', ...args], { cwd: dir, stdout: 'ignore', stderr: 'pipe' })
@@ -89,7 +89,7 @@ function makeCerts(dir: string): Certs {
 interface Arrivals { t: number[]; ep: number[]; job: (string | null)[]; type: (string | null)[]; attempt: (number | null)[] }
 
 /** The receiver process: its HTTPS base URL for endpoints and its control channel. */
-class Receiver {
+export class Receiver {
   constructor(readonly server: RunningServer, readonly httpsUrl: string) {}
 
   static async start(ctx: BenchContext, certs: Certs): Promise<Receiver> {

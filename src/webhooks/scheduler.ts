@@ -24,6 +24,8 @@ export interface SchedulerDeps {
   perAccount?: number
   /** How long a claimed delivery stays leased (the send timeout + 5 s). */
   leaseMs?: number
+  /** How often to look for leases of gone processes of this machine (5 s). */
+  reapEveryMs?: number
   /** Who this scheduler is as a lease holder (LEASE_OWNER; tests run two in one process). */
   owner?: string
 }
@@ -141,11 +143,26 @@ export class DeliveryScheduler {
   /**
    * Starts the loop and sends whatever a previous run left unfinished: leases held by a process
    * of this machine that is gone (a crash, a kill -9) are taken back at once; others run out.
+   * While it runs it looks again every few seconds: another instance on this machine that dies
+   * mid-batch has its deliveries finished within seconds, not when its batch's lease runs out.
    */
   start(): void {
-    try { this.takeBackLeasesOfGoneProcesses() } catch (err) { this.deps.logger.error({ err }, 'could not take back leases of a stopped process; they run out by themselves') }
+    this.takeBack()
+    this.reaper = setInterval(() => this.takeBack(), this.deps.reapEveryMs ?? 5_000)
+    ;(this.reaper as unknown as { unref?: () => void }).unref?.()
     onDeliveriesQueued((ids) => this.queued(ids))
     this.wake()
+  }
+
+  private reaper: ReturnType<typeof setInterval> | null = null
+
+  private takeBack(): void {
+    if (this.stopped) return
+    try {
+      if (this.takeBackLeasesOfGoneProcesses()) this.wake()
+    } catch (err) {
+      this.deps.logger.error({ err }, 'could not take back leases of a stopped process; they run out by themselves')
+    }
   }
 
   /** Lanes with something claimed or in flight (idle ones give their slot up to any endpoint that needs it). */
@@ -153,11 +170,12 @@ export class DeliveryScheduler {
     return lane.current !== null || lane.queue.length > 0
   }
 
-  private takeBackLeasesOfGoneProcesses(): void {
+  /** Takes back the deliveries of lease holders of this machine that are gone; says whether there were any. */
+  private takeBackLeasesOfGoneProcesses(): boolean {
     const now = this.deps.clock.now()
     const owners = this.deps.db.$client.query<{ owner: string | null }, []>("SELECT DISTINCT lease_owner AS owner FROM webhook_deliveries WHERE status = 'sending'").all()
     const gone = owners.map((o) => o.owner).filter((o) => isGoneLocalOwner(o, this.owner))
-    if (!gone.length) return
+    if (!gone.length) return false
     inTransaction(this.deps.db, () => {
       for (const owner of gone) {
         const endpoints = this.deps.db.$client.query<{ endpoint_id: string }, [number, string | null]>(
@@ -167,6 +185,7 @@ export class DeliveryScheduler {
       }
     })
     this.deps.logger.info({ owners: gone }, 'took back webhook deliveries a stopped process was sending')
+    return true
   }
 
   /** Asks for a turn soon; asks made in the same turn of the event loop run one. */
@@ -420,6 +439,7 @@ export class DeliveryScheduler {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
     if (this.soonTimer) clearTimeout(this.soonTimer)
+    if (this.reaper) clearInterval(this.reaper)
     onDeliveriesQueued(() => {})
     const all = Promise.allSettled([...this.work])
     await Promise.race([all, Bun.sleep(graceMs)])

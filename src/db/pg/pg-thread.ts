@@ -50,7 +50,31 @@ function plain(result: { columns?: { name: string; type: number }[] } & unknown[
 const sql = new SQL(url, { max: 1, bigint: true, idleTimeout: 0, connectionTimeout: 10 })
 let conn: Awaited<ReturnType<typeof sql.reserve>>
 
+/** Whether an error left the connection unusable (the server restarted, the network dropped it). */
+function connectionLost(e: { errno?: unknown; code?: unknown }): boolean {
+  const state = typeof e.errno === 'string' ? e.errno : ''
+  return state.startsWith('08') || state === '57P01' || state === '57P02' || state === '57P03' || /CONNECTION|CLOSED|SOCKET/i.test(String(e.code ?? ''))
+}
+
+let lost = false
+
+async function connect(): Promise<void> {
+  conn = await sql.reserve()
+  await conn.unsafe("SET TIME ZONE 'UTC'")
+}
+
 async function run(req: PgRequest): Promise<PgReply> {
+  // After a lost connection the next statement gets a new one (the failed one's transaction, if
+  // any, was rolled back by the server, and its caller was told).
+  if (lost) {
+    try {
+      try { conn.release() } catch { /* already gone */ }
+      await connect()
+      lost = false
+    } catch (err) {
+      return { ok: false, message: `PostgreSQL is unreachable: ${String((err as Error).message ?? err)}`, sqlstate: '08006' }
+    }
+  }
   try {
     if (req.op === 'exec') {
       await conn.unsafe(req.sql).simple()
@@ -63,6 +87,7 @@ async function run(req: PgRequest): Promise<PgReply> {
     return { ok: true, rows: req.op === 'run' ? [] : plain(result, req.op === 'values'), changes: result.count ?? 0 }
   } catch (err) {
     const e = err as { message?: string; errno?: string; code?: string; detail?: string; constraint?: string }
+    if (connectionLost(e)) lost = true
     return { ok: false, message: String(e.message ?? err), sqlstate: typeof e.errno === 'string' ? e.errno : undefined, detail: e.detail, constraint: e.constraint }
   }
 }
@@ -78,8 +103,7 @@ function answer(reply: PgReply): void {
 
 // The first answer is the connection's: the server's thread waits for it as for any other.
 try {
-  conn = await sql.reserve()
-  await conn.unsafe("SET TIME ZONE 'UTC'")
+  await connect()
   // Other connections' commits (another instance, a console command) count in slot 1.
   await sql.listen(CHANGES, (payload) => { if (payload !== instance) Atomics.add(flag, 1, 1) })
   answer({ ok: true, rows: [], changes: 0 })
