@@ -30,6 +30,9 @@ export const WRITE_LOCK = 7_460_617_001
 
 type Params = unknown[]
 
+/** The longest a statement (with the lock waits before it) may take before the client gives up on its thread. */
+const ANSWER_TIMEOUT_MS = 120_000
+
 /**
  * bun:sqlite binds true/false as 1/0 and undefined as NULL; the same here. PostgreSQL's text cannot
  * hold U+0000: the API refuses it in what it is sent, and text from outside (a webhook receiver's
@@ -115,12 +118,19 @@ export class PgClient {
    */
   dataVersion(): number { return Atomics.load(this.flag, 1) }
 
-  /** Sends one request and waits for its answer on this thread. */
+  /**
+   * Sends one request and waits for its answer on this thread. A thread that does not answer in
+   * ANSWER_TIMEOUT_MS (it died, or PostgreSQL hangs) closes the client: what it would answer later
+   * could be taken for the answer to another statement.
+   */
   send(req: PgRequest): Extract<PgReply, { ok: true }> {
     if (this.closed) throw new PgError('the database connection is closed')
     Atomics.store(this.flag, 0, 0)
     this.port.postMessage(req)
-    Atomics.wait(this.flag, 0, 0)
+    if (Atomics.wait(this.flag, 0, 0, ANSWER_TIMEOUT_MS) === 'timed-out') {
+      this.close()
+      throw new PgError(`PostgreSQL did not answer in ${ANSWER_TIMEOUT_MS / 1000} s; the connection is closed`)
+    }
     const reply = receiveMessageOnPort(this.port)!.message as PgReply
     if (!reply.ok) throw new PgError(reply.message, reply.sqlstate, reply.constraint, reply.detail)
     return reply
