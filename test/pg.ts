@@ -4,7 +4,7 @@
  * packages provide the binaries (npm test installs them when root and they are missing).
  * PostgreSQL refuses to run as root: as root the cluster belongs to the `postgres` system user.
  */
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 
@@ -37,6 +37,32 @@ export interface PgCluster {
 const USER = 'towline_test'
 let shared: PgCluster | undefined
 
+/** Every cluster this process started and has not stopped. */
+const running = new Set<PgCluster>()
+
+/**
+ * Stops every cluster this process started. bun test runs no process 'exit' handlers: its
+ * preload (test/preload.ts) calls this after the last test; a script calls it when done.
+ */
+export function stopAllPgClusters(): void {
+  for (const c of [...running]) c.stop()
+}
+
+/**
+ * Stops and removes clusters left by test processes that are gone (killed, timed out): each
+ * cluster's folder names the process that started it (owner.pid).
+ */
+function reapLeftClusters(run: (args: string[]) => void, bin: string): void {
+  for (const name of readdirSync(tmpdir()).filter((n) => n.startsWith('towline-pg-'))) {
+    const dir = join(tmpdir(), name)
+    let pid: number
+    try { pid = Number(readFileSync(join(dir, 'owner.pid'), 'utf8')) } catch { continue }
+    try { process.kill(pid, 0); continue } catch (err) { if ((err as NodeJS.ErrnoException).code !== 'ESRCH') continue }
+    try { run([join(bin, 'pg_ctl'), '-D', join(dir, 'data'), '-m', 'immediate', 'stop']) } catch { /* not running */ }
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 /** The test process's one cluster, started on first use. */
 export function pgCluster(): PgCluster {
   shared ??= startPgCluster()
@@ -63,6 +89,8 @@ export function startPgCluster(opts: { fsync?: boolean } = {}): PgCluster {
     if (r.exitCode !== 0) throw new Error(`${what} failed (${r.exitCode}): ${r.stderr.toString()}${r.stdout.toString()}`)
     return r.stdout.toString()
   }
+  reapLeftClusters((args) => run(args, 'pg_ctl stop'), bin)
+  writeFileSync(join(dir, 'owner.pid'), String(process.pid))
   run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', USER, '-E', 'UTF8', '--no-sync', '--locale=C'], 'initdb')
   const fast = opts.fsync ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off'
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${fast} -c max_connections=300`
@@ -76,10 +104,12 @@ export function startPgCluster(opts: { fsync?: boolean } = {}): PgCluster {
     stopped = true
     try { run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'], 'pg_ctl stop') } catch { /* already gone */ }
     rmSync(dir, { recursive: true, force: true })
+    running.delete(cluster)
+    if (shared === cluster) shared = undefined
   }
   process.on('exit', stop)
   const version = Bun.spawnSync([join(bin, 'postgres'), '--version']).stdout.toString().trim()
-  return {
+  const cluster: PgCluster = {
     url,
     psql,
     version,
@@ -91,6 +121,8 @@ export function startPgCluster(opts: { fsync?: boolean } = {}): PgCluster {
     restart: () => { run([join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-m', 'fast', '-w', 'restart'], 'pg_ctl restart') },
     stop,
   }
+  running.add(cluster)
+  return cluster
 }
 
 /** A loopback port free right now. */

@@ -20,7 +20,7 @@ const ENDPOINTS = 10
 const FANOUT_JOBS = 200
 const READ_JOBS = 200
 
-interface Engine { name: 'SQLite' | 'PostgreSQL'; db: string; env: Record<string, string> }
+interface Engine { name: 'SQLite' | 'PostgreSQL'; db: string; env: Record<string, string>; /** Where its servers' logs go (a file per start). */ log: string }
 
 /** Runs a console command of the binary on `engine`'s database and returns its stdout. */
 function command(ctx: BenchContext, engine: Engine, args: string[]): string {
@@ -68,14 +68,14 @@ export const engines: Section = {
       const receiver = await Receiver.start(ctx, certs)
       const webhookEnv = { NODE_EXTRA_CA_CERTS: certs.caPath, TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' }
       const list: Engine[] = [
-        { name: 'SQLite', db: join(ctx.tmp, 'engines.db'), env: {} },
-        { name: 'PostgreSQL', db: cluster.createDatabase({ name: 'bench' }), env: { TOWLINE_LINK_KEY_FILE: join(ctx.tmp, 'engines-pg.key') } },
+        { name: 'SQLite', db: join(ctx.tmp, 'engines.db'), env: {}, log: join(ctx.tmp, 'engines-sqlite') },
+        { name: 'PostgreSQL', db: cluster.createDatabase({ name: 'bench' }), env: { TOWLINE_LINK_KEY_FILE: join(ctx.tmp, 'engines-pg.key') }, log: join(ctx.tmp, 'engines-pg') },
       ]
       const figures: Record<string, { reads: number; creates: number; fanOut: number }> = {}
       for (const engine of list) {
         command(ctx, engine, ['migrate'])
         const key = command(ctx, engine, ['keys', 'create', '--name', 'bench', '--scopes', 'all']).trim()
-        const { server } = await startTowline(ctx, engine.db, { env: { ...engine.env, ...webhookEnv } })
+        const { server } = await startTowline(ctx, engine.db, { env: { ...engine.env, ...webhookEnv }, logFile: engine.log })
         const ids: string[] = []
         for (let i = 0; i < READ_JOBS; i++) ids.push((await post(server, key, '/jobs', JOB(`R-${i}`))).id)
         const { reads, creates } = await readsAndCreates(ctx, server, key, ids)
@@ -88,8 +88,8 @@ export const engines: Section = {
 
         if (engine.name === 'PostgreSQL') {
           // Two instances on the one database, each loaded by its own client at the same time.
-          const one = await startTowline(ctx, engine.db, { env: engine.env })
-          const two = await startTowline(ctx, engine.db, { env: engine.env })
+          const one = await startTowline(ctx, engine.db, { env: engine.env, logFile: engine.log })
+          const two = await startTowline(ctx, engine.db, { env: engine.env, logFile: engine.log })
           const both = await Promise.all([one, two].map((t) => readsAndCreates(ctx, t.server, key, ids)))
           const reads2 = both[0]!.reads.rps + both[1]!.reads.rps
           const creates2 = both[0]!.creates.rps + both[1]!.creates.rps

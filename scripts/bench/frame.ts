@@ -40,12 +40,12 @@ export async function createBenchKey(ctx: BenchContext, db: string): Promise<str
  */
 let towlineStarts = 0
 
-export async function startTowline(ctx: BenchContext, db: string, opts: { env?: Record<string, string>; command?: string[] } = {}): Promise<{ server: RunningServer; startupMs: number }> {
+export async function startTowline(ctx: BenchContext, db: string, opts: { env?: Record<string, string>; command?: string[]; logFile?: string } = {}): Promise<{ server: RunningServer; startupMs: number }> {
   const started = performance.now()
   const command = opts.command ?? [ctx.binary]
   // Its log goes to a file, as an operator's does (`towline serve >> towline.log`): a pipe the
   // bench drained would put the bench's own reading on towline's figures.
-  const stdoutFile = `${db}.${++towlineStarts}.log`
+  const stdoutFile = `${opts.logFile ?? db}.${++towlineStarts}.log`
   const server = await startServer(ctx.children, [...command, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', db], { cwd: ctx.root, env: { ...towlineEnv(), ...opts.env }, stdoutFile })
   await waitFor200(`${server.baseUrl}/healthz`)
   return { server, startupMs: performance.now() - started }

@@ -1,4 +1,5 @@
 import type { Db } from '../db/client'
+import type { PgClient } from '../db/pg/pg-client'
 import type { Clock } from './clock'
 import type { LimitDecision, LimitKind, Limiter } from './rate-limit'
 
@@ -15,7 +16,9 @@ export class SharedRateLimiter<K extends string = LimitKind> implements Limiter<
   constructor(private readonly db: Db, private readonly clock: Clock, private readonly limits: Record<K, number>) {
     // ?3 limit, ?4 now, ?5 tokens per ms. A refill never runs backwards when clocks differ a little.
     const refilled = 'LEAST(?3, b.tokens + GREATEST(0, ?4 - b.at) * ?5)'
-    this.takeOne = db.$client.query<{ tokens: number; allowed: number }, [string, string, number, number, number]>(
+    // Unannounced: other instances' caches and boards have nothing to learn from a bucket.
+    const client = db.$client as unknown as PgClient
+    this.takeOne = client.unannounced<{ tokens: number; allowed: number }, [string, string, number, number, number]>(
       `INSERT INTO rate_limit_buckets AS b (kind, id, tokens, at, allowed) VALUES (?1, ?2, ?3 - 1, ?4, 1)
        ON CONFLICT (kind, id) DO UPDATE SET
          tokens = ${refilled} - CASE WHEN ${refilled} >= 1 THEN 1 ELSE 0 END,
@@ -23,7 +26,7 @@ export class SharedRateLimiter<K extends string = LimitKind> implements Limiter<
          at = GREATEST(b.at, ?4)
        RETURNING tokens, allowed`,
     )
-    this.read = db.$client.query<{ tokens: number; at: number }, [string, string]>('SELECT tokens, at FROM rate_limit_buckets WHERE kind = ? AND id = ?')
+    this.read = client.query<{ tokens: number; at: number }, [string, string]>('SELECT tokens, at FROM rate_limit_buckets WHERE kind = ? AND id = ?')
   }
 
   take(id: string, kind: K): LimitDecision {
@@ -43,7 +46,7 @@ export class SharedRateLimiter<K extends string = LimitKind> implements Limiter<
 
   /** Forgets buckets that have refilled (a minute untouched): they behave exactly like new ones. */
   pruneFull(): number {
-    return this.db.$client.query('DELETE FROM rate_limit_buckets WHERE at < ?').run(this.clock.now() - 60_000).changes
+    return (this.db.$client as unknown as PgClient).unannounced('DELETE FROM rate_limit_buckets WHERE at < ?').run(this.clock.now() - 60_000).changes
   }
 }
 

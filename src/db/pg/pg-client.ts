@@ -51,8 +51,8 @@ function bindable(params: Params): unknown[] {
 export class PgStatement<R = unknown, P extends Params = Params> {
   /** Whether the statement writes (so its commit is announced to other connections). */
   private readonly writes: boolean
-  constructor(private readonly client: PgClient, readonly source: string, private readonly text: string) {
-    this.writes = /\b(INSERT|UPDATE|DELETE)\b/i.test(text)
+  constructor(private readonly client: PgClient, readonly source: string, private readonly text: string, announce = true) {
+    this.writes = announce && /\b(INSERT|UPDATE|DELETE)\b/i.test(text)
   }
   private send(op: 'all' | 'values' | 'run', params: P) {
     return this.client.send({ op, sql: this.text, params: bindable(params), announce: this.writes && this.client.wrote() })
@@ -141,6 +141,14 @@ export class PgClient {
     let s = this.cache.get(sql)
     if (!s) { s = new PgStatement(this, sql, toPostgres(sql)); this.cache.set(sql, s) }
     return s as PgStatement<R, P>
+  }
+
+  /**
+   * A statement whose writes other instances need not hear of (their caches and boards are not
+   * about it): the rate-limit buckets every request writes.
+   */
+  unannounced<R = unknown, P extends Params = Params>(sql: string): PgStatement<R, P> {
+    return new PgStatement<R, P>(this, sql, toPostgres(sql), false)
   }
 
   prepare<R = unknown, P extends Params = Params>(sql: string): PgStatement<R, P> { return this.query<R, P>(sql) }
