@@ -9,8 +9,7 @@ import { listKeys } from './accounts/account.queries'
 import { createHandler, type AppDeps } from './app'
 import { systemClock, type Clock } from './platform/clock'
 import { createLogger } from './platform/log'
-import { RateLimiter } from './platform/rate-limit'
-import { SharedRateLimiter } from './platform/shared-rate-limit'
+import { limiterFor, SharedRateLimiter } from './platform/shared-rate-limit'
 import { VERSION } from './version'
 import { startBackgroundWork } from './background'
 import { hasActiveUser } from './users/user.queries'
@@ -61,8 +60,8 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   let draining = false
   // Several instances on one PostgreSQL database share each key's limit through the database.
   const limits = { read: config.rateLimitReads, write: config.rateLimitWrites }
-  const sharedLimiter = db.engine === 'postgres' ? new SharedRateLimiter(db, clock, limits) : undefined
-  const limiter = sharedLimiter ?? new RateLimiter(clock, limits)
+  const limiter = limiterFor(db, clock, limits)
+  const sharedLimiter = limiter instanceof SharedRateLimiter ? limiter : undefined
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }
   const bus = new JobEventBus(db, logger)
   const { fetch, ready } = createHandler({ db, clock, config, links, logger, limiter, bus, isDraining: () => draining, webhookSend, pages: extra.pages })

@@ -19,8 +19,7 @@ import { createAccount, ensureDefaultAccount } from '../src/accounts/create-acco
 import { createKey } from '../src/accounts/create-key'
 import { SCOPES, type Scope } from '../src/accounts/scopes'
 import { createLogger, type Logger } from '../src/platform/log'
-import { RateLimiter } from '../src/platform/rate-limit'
-import { SharedRateLimiter } from '../src/platform/shared-rate-limit'
+import { limiterFor } from '../src/platform/shared-rate-limit'
 import { JobEventBus } from '../src/jobs/job-event-bus'
 import { createContextFactory, type ContextFactory } from '../src/operations/context-factory'
 import type { OperationContext } from '../src/operations/operation-context'
@@ -103,7 +102,7 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
   const { account } = ensureDefaultAccount(db, clock)
   // As serve does: on PostgreSQL the keys' buckets are shared through the database.
   const limits = { read: config.rateLimitReads, write: config.rateLimitWrites }
-  const limiter = db.engine === 'postgres' ? new SharedRateLimiter(db, clock, limits) : new RateLimiter(clock, limits)
+  const limiter = limiterFor(db, clock, limits)
   // TOWLINE_TEST_LOG=error shows what the app logs (a failing test's 500, say).
   const logger = opts.logger ?? createLogger((process.env.TOWLINE_TEST_LOG as 'error' | undefined) ?? 'silent')
   const bus = new JobEventBus(db, logger)

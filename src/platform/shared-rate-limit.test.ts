@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestApi, type TestApi } from '../../test/kit'
 import { call, NEW_JOB } from '../../test/jobs-helpers'
 import { pgCluster } from '../../test/pg'
+import { UNKNOWN_DEVICES_PER_MINUTE } from '../units/unit.routes'
 
 let a: TestApi
 let b: TestApi
@@ -42,5 +43,15 @@ describe('rate limits across instances (PostgreSQL)', () => {
   test('another key has its own limit', async () => {
     const key = a.key(['jobs:read', 'jobs:write'])
     expect((await call(b, key, 'POST', '/jobs', NEW_JOB)).status).toBe(201)
+  })
+
+  test("an address guessing device ids is counted across instances too: past the minute's limit both answer 429", async () => {
+    const from = { address: '203.0.113.9' }
+    const ping = (api: TestApi, i: number) => api.raw(new Request(`http://localhost/osmand?id=guess-${i}&lat=1&lon=1`), from)
+    const statuses: number[] = []
+    for (let i = 0; i < UNKNOWN_DEVICES_PER_MINUTE; i++) statuses.push((await ping(i % 2 ? b : a, i)).status)
+    expect(statuses.every((s) => s === 404)).toBe(true)
+    expect((await ping(a, 100)).status).toBe(429)
+    expect((await ping(b, 101)).status).toBe(429)
   })
 })

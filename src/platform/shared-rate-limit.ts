@@ -1,7 +1,7 @@
 import type { Db } from '../db/client'
 import type { PgClient } from '../db/pg/pg-client'
 import type { Clock } from './clock'
-import type { LimitDecision, LimitKind, Limiter } from './rate-limit'
+import { RateLimiter, type LimitDecision, type LimitKind, type Limiter } from './rate-limit'
 
 /**
  * The API keys' token buckets kept in the database, for several instances on one PostgreSQL
@@ -58,4 +58,12 @@ function decision(limit: number, perMs: number, tokens: number, allowed: boolean
     resetMs: Math.ceil((limit - tokens) / perMs),
     retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
   }
+}
+
+/**
+ * A limiter for `limits`: in this process's memory on SQLite (one process), in the database on
+ * PostgreSQL, where several instances must count together (each kind is its own set of buckets).
+ */
+export function limiterFor<K extends string>(db: Db, clock: Clock, limits: Record<K, number>): Limiter<K> {
+  return db.engine === 'postgres' ? new SharedRateLimiter(db, clock, limits) : new RateLimiter(clock, limits)
 }

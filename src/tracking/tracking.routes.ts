@@ -10,7 +10,7 @@ import { htmlResponse } from '../pages/html'
 import { resumeFrom, sseResponse } from '../pages/sse'
 import { AppError, validationFailed } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
-import { RateLimiter } from '../platform/rate-limit'
+import { limiterFor } from '../platform/shared-rate-limit'
 import { BODY_CAPS, routeProps } from '../platform/route-props'
 import { readCustomerInvoice } from '../invoices/get-invoice'
 import { invoiceDocumentHtml } from '../invoices/invoice.page'
@@ -89,7 +89,7 @@ export function trackingRoutes(deps: RouteDeps) {
     }
   }
   const form = { accepts: { kind: 'form' as const, maxBytes: BODY_CAPS.form, maxFields: 8 } }
-  const limiter = new RateLimiter(deps.clock, { post: TRACKING_POSTS_PER_MINUTE })
+  const limiter = limiterFor(deps.db, deps.clock, { post: TRACKING_POSTS_PER_MINUTE })
   /** The page saying to wait (429, Retry-After), or null when this link may act now. */
   const slowDown = (token: string, job: JobRow): Response | null => {
     const d = limiter.take(job.id, 'post')

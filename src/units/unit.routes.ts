@@ -5,7 +5,8 @@ import { ListOf, PageQuery, PositionSchema } from '../jobs/job.model'
 import { named, oneOf } from '../platform/schema'
 import { routeProps } from '../platform/route-props'
 import { parseUntrustedJson } from '../platform/json'
-import { addressBucket, RateLimiter } from '../platform/rate-limit'
+import { addressBucket } from '../platform/rate-limit'
+import { limiterFor } from '../platform/shared-rate-limit'
 import { requestInfo } from '../platform/request-info'
 import { listUnitsPage } from './list-units'
 import { parsePositionReport, PositionError, recordPosition } from './record-position'
@@ -29,7 +30,7 @@ const Unit = named('Unit', t.Object({
 export function unitRoutes(auth: AuthPlugin, deps: AppDeps) {
   const plain = (status: number, text: string, headers: Record<string, string> = {}) =>
     new Response(`${text}\n`, { status, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers } })
-  const misses = new RateLimiter(deps.clock, { unknown_device: UNKNOWN_DEVICES_PER_MINUTE })
+  const misses = limiterFor(deps.db, deps.clock, { unknown_device: UNKNOWN_DEVICES_PER_MINUTE })
   /** Reads and stores one report; the status and text the device gets, limits aside. */
   const handle = (request: Request, query: Record<string, string | undefined>, body: unknown): { status: number; text: string } => {
     let params: Record<string, unknown> = { ...query }
