@@ -52,7 +52,15 @@ export function freshFolder(): { dir: string; bin: string; cleanup(): void } {
   copyFileSync(ensureBinary(), bin)
   chmodSync(bin, 0o755)
   if (TEST_ENGINE === 'postgres') folderDatabase.set(dir, pgCluster().createDatabase())
-  return { dir, bin, cleanup: () => { folderDatabase.delete(dir); rmSync(dir, { recursive: true, force: true }) } }
+  return {
+    dir, bin,
+    cleanup: () => {
+      const db = folderDatabase.get(dir)
+      folderDatabase.delete(dir)
+      if (db) { try { pgCluster().dropDatabase(db) } catch { /* the cluster is gone already */ } }
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
 }
 
 /** Runs a CLI command of the binary and returns its exit code and output. */

@@ -141,6 +141,8 @@ export function startTestApi(env: Record<string, string> = {}, opts: { webhookSe
     },
     close() {
       closeDatabase(db)
+      // A test's own PostgreSQL database goes with it (one named by the test is the test's to keep).
+      if (db.engine === 'postgres' && env.TOWLINE_DB === undefined) pgCluster().dropDatabase(db.location)
       rmSync(dir, { recursive: true, force: true })
     },
   }
