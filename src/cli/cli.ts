@@ -7,6 +7,7 @@ import { openLinkKey } from '../db/link-key'
 import type { JobLinks } from '../jobs/job-links'
 import { AppError } from '../platform/errors'
 import { describeDatabase, isPostgresUrl } from '../db/location'
+import { COMPILED } from '../platform/compiled'
 
 /** A command-line mistake: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
@@ -45,8 +46,7 @@ export function configFrom(values: Record<string, any>): Config {
 
 /** How an operator runs a command of this very program (binary, bunx or source). */
 export function selfCommand(): string {
-  const compiled = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
-  if (compiled) return process.execPath
+  if (COMPILED) return process.execPath
   return process.argv[1]?.endsWith('bin/towline.ts') ? 'bunx towline' : 'npm run towline --'
 }
 

@@ -5,6 +5,7 @@ import type { JobLinks } from '../jobs/job-links'
 import type { Clock } from '../platform/clock'
 import type { Db } from '../db/client'
 import { importJobs, type ImportResult } from './import-jobs'
+import { COMPILED } from '../platform/compiled'
 
 /** One import for the worker (structured-cloned): where the database is, who imports, the file. */
 export interface ImportTask {
@@ -30,7 +31,6 @@ export type ImportReply =
 /** What an import needs from the server. */
 export interface ImportDeps { db: Db; clock: Clock; links: JobLinks; config: { dbPath: string; publicUrl: string } }
 
-const COMPILED = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
 /**
  * The worker's entry: in the compiled binary every module's import.meta.url is the binary's, and
  * the worker is embedded beside it under its path from src/ (scripts/build.ts adds it as an entry point).

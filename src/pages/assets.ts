@@ -18,13 +18,13 @@ import { join } from 'node:path'
 import { compressedOnce, pickCoding, type Coding } from '../platform/compress'
 import { AppError } from '../platform/errors'
 import { ASSET_PREFIX, buildWebAssets, contentTypeOf, type BuiltFile } from './web-build'
+import { COMPILED } from '../platform/compiled'
 
 /** The folder name the build embeds the files under (`--asset <dir>/web` keeps the last part). */
 export const EMBEDDED_FOLDER = 'web'
 /** The file in that folder mapping logical names to hashed ones. */
 export const MANIFEST_FILE = 'manifest.json'
 
-const COMPILED = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
 
 /** A served file. */
 interface Asset {

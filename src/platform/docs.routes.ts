@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { dirname, join } from 'node:path'
 import { compressedOnce, pickCoding } from './compress'
 import { pagePolicy } from './security-headers'
+import { COMPILED } from './compiled'
 
 /**
  * Where the Scalar reference bundle is: embedded in the compiled binary (scripts/build.ts passes
@@ -9,8 +10,7 @@ import { pagePolicy } from './security-headers'
  * bunx. Served from this server, so the docs page works with no internet access.
  */
 function scalarScriptPath(): string {
-  const compiled = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
-  if (compiled) return join(import.meta.dir, 'scalar', 'standalone.js')
+  if (COMPILED) return join(import.meta.dir, 'scalar', 'standalone.js')
   return join(dirname(Bun.resolveSync('@scalar/api-reference', import.meta.dir)), 'browser', 'standalone.js')
 }
 const scalarJs = scalarScriptPath()

@@ -19,6 +19,17 @@ export interface Limiter<K extends string = LimitKind> {
   peek(id: string, kind: K): LimitDecision
 }
 
+/** The decision for a bucket left holding `tokens` (after the one taken, if it was). */
+export function decisionOf(limit: number, perMs: number, tokens: number, allowed: boolean): LimitDecision {
+  return {
+    allowed,
+    limit,
+    remaining: Math.floor(tokens),
+    resetMs: Math.ceil((limit - tokens) / perMs),
+    retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
+  }
+}
+
 /** Past this many tracked buckets, full ones are forgotten (at most once a second). */
 const MAX_TRACKED = 10_000
 
@@ -61,13 +72,7 @@ export class RateLimiter<K extends string = LimitKind> implements Limiter<K> {
     b.at = now
     const allowed = b.tokens >= 1
     if (allowed && take) b.tokens -= 1
-    return {
-      allowed,
-      limit,
-      remaining: Math.floor(b.tokens),
-      resetMs: Math.ceil((limit - b.tokens) / perMs),
-      retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)),
-    }
+    return decisionOf(limit, perMs, b.tokens, allowed)
   }
 
   /** Forgets buckets that have refilled: they behave exactly like new ones. */

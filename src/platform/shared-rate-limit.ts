@@ -1,7 +1,7 @@
 import type { Db } from '../db/client'
 import type { PgClient } from '../db/pg/pg-client'
 import type { Clock } from './clock'
-import { RateLimiter, type LimitDecision, type LimitKind, type Limiter } from './rate-limit'
+import { decisionOf, RateLimiter, type LimitDecision, type LimitKind, type Limiter } from './rate-limit'
 
 /**
  * The API keys' token buckets kept in the database, for several instances on one PostgreSQL
@@ -13,7 +13,8 @@ import { RateLimiter, type LimitDecision, type LimitKind, type Limiter } from '.
 export class SharedRateLimiter<K extends string = LimitKind> implements Limiter<K> {
   private readonly takeOne
   private readonly read
-  constructor(private readonly db: Db, private readonly clock: Clock, private readonly limits: Record<K, number>) {
+  private readonly dropFull
+  constructor(db: Db, private readonly clock: Clock, private readonly limits: Record<K, number>) {
     // ?3 limit, ?4 now, ?5 tokens per ms. A refill never runs backwards when clocks differ a little.
     const refilled = 'LEAST(?3, b.tokens + GREATEST(0, ?4 - b.at) * ?5)'
     // Unannounced: other instances' caches and boards have nothing to learn from a bucket.
@@ -27,13 +28,14 @@ export class SharedRateLimiter<K extends string = LimitKind> implements Limiter<
        RETURNING tokens, allowed`,
     )
     this.read = client.query<{ tokens: number; at: number }, [string, string]>('SELECT tokens, at FROM rate_limit_buckets WHERE kind = ? AND id = ?')
+    this.dropFull = client.unannounced<unknown, [number]>('DELETE FROM rate_limit_buckets WHERE at < ?')
   }
 
   take(id: string, kind: K): LimitDecision {
     const limit = this.limits[kind]
     const perMs = limit / 60_000
     const row = this.takeOne.get(kind, id, limit, this.clock.now(), perMs)!
-    return decision(limit, perMs, Number(row.tokens), row.allowed === 1)
+    return decisionOf(limit, perMs, Number(row.tokens), row.allowed === 1)
   }
 
   peek(id: string, kind: K): LimitDecision {
@@ -41,22 +43,12 @@ export class SharedRateLimiter<K extends string = LimitKind> implements Limiter<
     const perMs = limit / 60_000
     const row = this.read.get(kind, id)
     const tokens = row ? Math.min(limit, Number(row.tokens) + Math.max(0, this.clock.now() - Number(row.at)) * perMs) : limit
-    return decision(limit, perMs, tokens, tokens >= 1)
+    return decisionOf(limit, perMs, tokens, tokens >= 1)
   }
 
   /** Forgets buckets that have refilled (a minute untouched): they behave exactly like new ones. */
   pruneFull(): number {
-    return (this.db.$client as unknown as PgClient).unannounced('DELETE FROM rate_limit_buckets WHERE at < ?').run(this.clock.now() - 60_000).changes
-  }
-}
-
-function decision(limit: number, perMs: number, tokens: number, allowed: boolean): LimitDecision {
-  return {
-    allowed,
-    limit,
-    remaining: Math.max(0, Math.floor(tokens)),
-    resetMs: Math.ceil((limit - tokens) / perMs),
-    retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
+    return this.dropFull.run(this.clock.now() - 60_000).changes
   }
 }
 

@@ -2,6 +2,7 @@ import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_thread
 import { randomBytes } from 'node:crypto'
 import { CHANGES, type PgReply, type PgRequest, type PgThreadData } from './pg-protocol'
 import { toPostgres } from './to-postgres'
+import { COMPILED } from '../../platform/compiled'
 
 /** A statement PostgreSQL refused: its message, SQLSTATE and constraint as PostgreSQL gave them. */
 export class PgError extends Error {
@@ -11,7 +12,6 @@ export class PgError extends Error {
   }
 }
 
-const COMPILED = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.startsWith('B:/~BUN')
 /**
  * The thread's entry: embedded in the compiled binary under its path from src/ (scripts/build.ts),
  * found from the embedded root (this module is bundled into every entry: the server's and the

@@ -26,21 +26,21 @@ function convert(kind: 'number' | 'json', value: unknown): unknown {
   return typeof value === 'string' ? value : JSON.stringify(value)
 }
 
-/** Rows as bun:sqlite gives them: numbers for int8 and numeric, not BigInt or strings. */
+/** Rows as bun:sqlite gives them: numbers for int8 and numeric (not BigInt or strings), JSON as text. */
 function plain(result: { columns?: { name: string; type: number }[] } & unknown[], values: boolean): unknown[] {
-  const numeric = (result.columns ?? []).map((c) => c.type === NUMERIC ? 'number' : JSON_TYPES.has(c.type) ? 'json' : null)
-  const anyNumeric = numeric.some(Boolean)
+  const kinds = (result.columns ?? []).map((c) => c.type === NUMERIC ? 'number' : JSON_TYPES.has(c.type) ? 'json' : null)
+  const anyConverted = kinds.some(Boolean)
   const out: unknown[] = new Array(result.length)
   for (let i = 0; i < result.length; i++) {
     const row = result[i] as Record<string, unknown> | unknown[]
     if (values) {
       const r = (row as unknown[]).map(toJs)
-      if (anyNumeric) for (let c = 0; c < r.length; c++) if (numeric[c] && r[c] !== null) r[c] = convert(numeric[c]!, r[c])
+      if (anyConverted) for (let c = 0; c < r.length; c++) if (kinds[c] && r[c] !== null) r[c] = convert(kinds[c]!, r[c])
       out[i] = r
     } else {
       const r: Record<string, unknown> = {}
       for (const k in row as Record<string, unknown>) r[k] = toJs((row as Record<string, unknown>)[k])
-      if (anyNumeric) result.columns!.forEach((c, ci) => { if (numeric[ci] && r[c.name] !== null && r[c.name] !== undefined) r[c.name] = convert(numeric[ci]!, r[c.name]) })
+      if (anyConverted) result.columns!.forEach((c, ci) => { if (kinds[ci] && r[c.name] !== null && r[c.name] !== undefined) r[c.name] = convert(kinds[ci]!, r[c.name]) })
       out[i] = r
     }
   }

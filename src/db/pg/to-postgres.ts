@@ -2,8 +2,9 @@
  * Rewrites a statement written for SQLite into PostgreSQL's spelling of the same thing, for the
  * few differences that are only spelling: placeholders (`?`, `?2` → `$n`), backquoted names,
  * `LIMIT -1`, `INDEXED BY`, `IS ?` (SQLite's null-safe equality), `json_extract(x, '$.a')`,
- * `json_object`, `json_each` of an array of scalars, `ifnull`, and LIKE (case-insensitive in SQLite, ILIKE in PostgreSQL). String literals and quoted names are
- * left alone. What differs in meaning is written for each engine where it is used (see dialect.ts).
+ * `json_object`, `json_each` of an array of scalars, `ifnull`, and LIKE (case-insensitive in
+ * SQLite, ILIKE in PostgreSQL). String literals and quoted names are left alone. What differs in
+ * meaning is written for each engine where it is used (a branch on `db.engine`).
  */
 export function toPostgres(sql: string): string {
   return rewrite(sql, { next: 1 })
@@ -16,12 +17,8 @@ function rewrite(sql: string, state: { next: number }): string {
   const n = sql.length
   while (i < n) {
     const c = sql[i]!
-    if (c === "'") {
-      const end = endOfQuoted(sql, i, "'")
-      out += sql.slice(i, end)
-      i = end
-    } else if (c === '"') {
-      const end = endOfQuoted(sql, i, '"')
+    if (c === "'" || c === '"') {
+      const end = endOfQuoted(sql, i, c)
       out += sql.slice(i, end)
       i = end
     } else if (c === '`') {
@@ -110,21 +107,19 @@ function callArgument(sql: string, at: number): { arg: string; end: number } | n
 
 /** `json_extract(target, '$.a.b')` from the `(` after the name: the target, the path's keys and where the call ends. */
 function jsonExtract(sql: string, at: number): { target: string; path: string[]; end: number } | null {
-  let i = at
-  while (sql[i] === ' ') i++
-  if (sql[i] !== '(') return null
+  const call = callArgument(sql, at)
+  if (!call) return null
+  // The first comma outside parentheses and quotes ends the target.
   let depth = 0
   let comma = -1
-  let j = i
-  for (; j < sql.length; j++) {
-    const c = sql[j]
-    if (c === "'") { j = endOfQuoted(sql, j, "'") - 1; continue }
-    if (c === '(') depth++
-    else if (c === ')') { depth--; if (depth === 0) break }
-    else if (c === ',' && depth === 1 && comma < 0) comma = j
+  for (let j = 0; j < call.arg.length && comma < 0; j++) {
+    const c = call.arg[j]
+    if (c === "'") j = endOfQuoted(call.arg, j, "'") - 1
+    else if (c === '(') depth++
+    else if (c === ')') depth--
+    else if (c === ',' && depth === 0) comma = j
   }
-  if (comma < 0 || j >= sql.length) return null
-  const path = /^\s*'\$((?:\.[A-Za-z_][A-Za-z0-9_]*)+)'\s*$/.exec(sql.slice(comma + 1, j))
+  const path = comma < 0 ? null : /^\s*'\$((?:\.[A-Za-z_][A-Za-z0-9_]*)+)'\s*$/.exec(call.arg.slice(comma + 1))
   if (!path) return null
-  return { target: sql.slice(i + 1, comma).trim(), path: path[1]!.slice(1).split('.'), end: j + 1 }
+  return { target: call.arg.slice(0, comma).trim(), path: path[1]!.slice(1).split('.'), end: call.end }
 }
