@@ -14,6 +14,7 @@ import { makeTestCa, startReceiver, type Behaviour, type Received } from '../../
 import { DeliveryScheduler, DUE_ENDPOINTS_SQL, type SchedulerDeps } from './scheduler'
 import { pruneWebhookHistory } from './prune-history'
 import { MAX_ENDPOINTS_PER_ACCOUNT } from './manage-endpoints'
+import { LEASE_OWNER } from '../platform/lease-owner'
 
 const ca = makeTestCa()
 const behaviour: { fn: (r: Received) => Behaviour } = { fn: () => ({}) }
@@ -48,6 +49,21 @@ const newJob = (key: string, ref?: string) => call(key, 'POST', '/jobs', { exter
 const at = (path: string) => receiver.received.filter((r) => r.path === path)
 
 describe('leases', () => {
+  test("the periodic look for gone processes leaves this process's own deliveries in flight alone: each is sent once", async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    await endpoint(key, '/own')
+    // Each send takes longer than several looks; the scheduler holds its leases under this process's real name.
+    behaviour.fn = () => ({ delayMs: 150 })
+    const s = scheduler({ owner: LEASE_OWNER, reapEveryMs: 10 })
+    s.start()
+    for (let i = 0; i < 3; i++) { await newJob(key); s.wake() }
+    await until(() => at('/own').length >= 3 && s.inFlight === 0)
+    await Bun.sleep(300) // what a wrongly taken-back lease would send again, it would have sent by now
+    expect(at('/own').map((r) => r.body.attempt)).toEqual([1, 1, 1])
+    expect(new Set(at('/own').map((r) => r.body.id)).size).toBe(3)
+  })
+
   test('two instances on one database never send a delivery twice', async () => {
     api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
     const key = api.key('all')

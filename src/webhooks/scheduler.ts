@@ -147,8 +147,8 @@ export class DeliveryScheduler {
    * mid-batch has its deliveries finished within seconds, not when its batch's lease runs out.
    */
   start(): void {
-    this.takeBack()
-    this.reaper = setInterval(() => this.takeBack(), this.deps.reapEveryMs ?? 5_000)
+    this.takeBack(true)
+    this.reaper = setInterval(() => this.takeBack(false), this.deps.reapEveryMs ?? 5_000)
     ;(this.reaper as unknown as { unref?: () => void }).unref?.()
     onDeliveriesQueued((ids) => this.queued(ids))
     this.wake()
@@ -156,10 +156,10 @@ export class DeliveryScheduler {
 
   private reaper: ReturnType<typeof setInterval> | null = null
 
-  private takeBack(): void {
+  private takeBack(atStart: boolean): void {
     if (this.stopped) return
     try {
-      if (this.takeBackLeasesOfGoneProcesses()) this.wake()
+      if (this.takeBackLeasesOfGoneProcesses(atStart)) this.wake()
     } catch (err) {
       this.deps.logger.error({ err }, 'could not take back leases of a stopped process; they run out by themselves')
     }
@@ -170,11 +170,15 @@ export class DeliveryScheduler {
     return lane.current !== null || lane.queue.length > 0
   }
 
-  /** Takes back the deliveries of lease holders of this machine that are gone; says whether there were any. */
-  private takeBackLeasesOfGoneProcesses(): boolean {
+  /**
+   * Takes back the deliveries of lease holders of this machine that are gone; says whether there
+   * were any. At start, leases under this process's own name are a dead predecessor's (its pid
+   * reused); later they are this scheduler's own, in flight, and are left alone.
+   */
+  private takeBackLeasesOfGoneProcesses(atStart: boolean): boolean {
     const now = this.deps.clock.now()
     const owners = this.deps.db.$client.query<{ owner: string | null }, []>("SELECT DISTINCT lease_owner AS owner FROM webhook_deliveries WHERE status = 'sending'").all()
-    const gone = owners.map((o) => o.owner).filter((o) => isGoneLocalOwner(o, this.owner))
+    const gone = owners.map((o) => o.owner).filter((o) => (atStart || o !== this.owner) && isGoneLocalOwner(o, this.owner))
     if (!gone.length) return false
     inTransaction(this.deps.db, () => {
       for (const owner of gone) {
