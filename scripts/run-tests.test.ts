@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { chromiumStep, postgresStep } from './run-tests'
+import { chromiumStep, nginxStep, postgresStep } from './run-tests'
 
 const ROOT = join(import.meta.dir, '..')
 const has = (...paths: string[]) => (p: string) => paths.includes(p)
@@ -56,5 +56,25 @@ describe('what npm test does about PostgreSQL', () => {
     expect(r.exitCode).toBe(1)
     expect(r.stderr.toString().trim().split('\n')).toEqual([expect.stringContaining('PG_BIN=/nonexistent/pg')])
     expect(r.stdout.toString()).toBe('')
+  })
+})
+
+describe('what npm test does about nginx', () => {
+  test('uses the nginx it finds; root with apt-get installs it; anyone else is told how in one line', () => {
+    expect(nginxStep({ found: '/usr/sbin/nginx', isRoot: false, hasAptGet: false })).toEqual({ do: 'use', path: '/usr/sbin/nginx' })
+    expect(nginxStep({ found: null, isRoot: true, hasAptGet: true })).toEqual({ do: 'install' })
+    for (const m of [{ isRoot: false, hasAptGet: true }, { isRoot: true, hasAptGet: false }]) {
+      const step = nginxStep({ found: null, ...m })
+      expect(step.do).toBe('stop')
+      if (step.do === 'stop') {
+        expect(step.message).toContain('sudo apt-get install nginx')
+        expect(step.message).not.toContain('\n')
+      }
+    }
+  })
+
+  test('an NGINX_PATH that does not exist stops in one line, whatever else the machine has', () => {
+    const step = nginxStep({ configured: '/nonexistent/nginx', exists: () => false, found: '/usr/sbin/nginx', isRoot: true, hasAptGet: true })
+    expect(step).toEqual({ do: 'stop', message: expect.stringContaining('NGINX_PATH=/nonexistent/nginx') })
   })
 })

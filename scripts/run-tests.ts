@@ -1,12 +1,14 @@
 /**
  * `npm test`: brings what the suite needs that npm cannot, builds the binary, runs every test
- * (extra arguments go to `bun test`), once on SQLite and once on PostgreSQL. Two such things: Chromium, which the page tests drive, and
- * PostgreSQL's server binaries, which the tests start throwaway clusters with (test/pg.ts). When
- * one is missing, root installs it with apt-get; anyone else gets one line saying how, and a
- * non-zero exit.
+ * (extra arguments go to `bun test`), once on SQLite and once on PostgreSQL. Three such things:
+ * Chromium, which the page tests drive; PostgreSQL's server binaries, which the tests start
+ * throwaway clusters with (test/pg.ts); nginx, which the load-balancer test puts in front of two
+ * instances (test/nginx.ts). When one is missing, root installs it with apt-get; anyone else gets
+ * one line saying how, and a non-zero exit.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { pgBinDir } from '../test/pg'
+import { nginxPath } from '../test/nginx'
 
 /** What to do about Chromium before the tests run. */
 export type ChromiumStep = { do: 'use'; path: string } | { do: 'install' } | { do: 'stop'; message: string }
@@ -25,15 +27,31 @@ export function chromiumStep(m: { configured?: string; exists: (path: string) =>
   return { do: 'stop', message: `npm test needs Chromium for the docs page test: ${HOW}` }
 }
 
-/** Installs Debian's chromium quietly (log in .tmp/apt.log); returns whether it is there after. */
-async function installChromium(): Promise<boolean> {
-  process.stderr.write('npm test: Chromium is missing; installing it with apt-get (the docs page test drives it)...\n')
+/**
+ * Installs Debian packages quietly (the log in .tmp/<log>), without starting any service they
+ * bring (a policy-rc.d refusing every start while apt-get runs: no nginx on port 80, no
+ * PostgreSQL cluster on 5432); returns whether apt-get succeeded.
+ */
+function aptGetInstall(packages: string[], log: string): boolean {
   mkdirSync('.tmp', { recursive: true })
-  const log = Bun.file('.tmp/apt.log')
+  const file = Bun.file(`.tmp/${log}`)
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
-  const update = Bun.spawnSync(['apt-get', 'update', '-qq'], { env, stdout: log, stderr: log })
-  const install = update.exitCode === 0 && Bun.spawnSync(['apt-get', 'install', '-y', '-qq', 'chromium'], { env, stdout: Bun.file('.tmp/apt-install.log'), stderr: Bun.file('.tmp/apt-install.log') })
-  return !!install && install.exitCode === 0 && existsSync(DEBIAN_PATH)
+  const policy = '/usr/sbin/policy-rc.d'
+  const ownPolicy = !existsSync(policy)
+  if (ownPolicy) { writeFileSync(policy, '#!/bin/sh\nexit 101\n'); chmodSync(policy, 0o755) }
+  try {
+    const update = Bun.spawnSync(['apt-get', 'update', '-qq'], { env, stdout: file, stderr: file })
+    const install = update.exitCode === 0 && Bun.spawnSync(['apt-get', 'install', '-y', '-qq', ...packages], { env, stdout: file, stderr: file })
+    return !!install && install.exitCode === 0
+  } finally {
+    if (ownPolicy) rmSync(policy, { force: true })
+  }
+}
+
+/** Installs Debian's chromium; returns whether it is there after. */
+function installChromium(): boolean {
+  process.stderr.write('npm test: Chromium is missing; installing it with apt-get (the docs page test drives it)...\n')
+  return aptGetInstall(['chromium'], 'apt-chromium.log') && existsSync(DEBIAN_PATH)
 }
 
 /** What to do about PostgreSQL's server binaries before the tests run. */
@@ -51,47 +69,72 @@ export function postgresStep(m: { configured?: string; hasInitdb?: (bin: string)
   return { do: 'stop', message: `npm test needs PostgreSQL's server for the PostgreSQL tests: ${PG_HOW}` }
 }
 
-/** Installs Debian's postgresql quietly, without the cluster the package would create and start. */
-async function installPostgres(): Promise<boolean> {
+/** Installs Debian's postgresql, without the cluster the package would create and start. */
+function installPostgres(): boolean {
   process.stderr.write('npm test: PostgreSQL is missing; installing it with apt-get (the tests start their own throwaway clusters)...\n')
-  mkdirSync('.tmp', { recursive: true })
   // The tests make their own clusters in temporary folders: no system cluster on port 5432.
   mkdirSync('/etc/postgresql-common', { recursive: true })
   if (!existsSync('/etc/postgresql-common/createcluster.conf')) writeFileSync('/etc/postgresql-common/createcluster.conf', 'create_main_cluster = false\n')
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
-  const log = Bun.file('.tmp/apt-postgres.log')
-  const update = Bun.spawnSync(['apt-get', 'update', '-qq'], { env, stdout: log, stderr: log })
-  const install = update.exitCode === 0 && Bun.spawnSync(['apt-get', 'install', '-y', '-qq', 'postgresql'], { env, stdout: log, stderr: log })
-  return !!install && install.exitCode === 0 && pgBinDir() !== null
+  return aptGetInstall(['postgresql'], 'apt-postgres.log') && pgBinDir() !== null
+}
+
+/** What to do about nginx before the tests run. */
+export type NginxStep = { do: 'use'; path: string } | { do: 'install' } | { do: 'stop'; message: string }
+
+const NGINX_HOW = 'install it with `sudo apt-get install nginx` (Debian, Ubuntu; the test runs its own nginx, never the system one), or set NGINX_PATH to an nginx executable'
+
+/** Decides what to do about nginx from what this machine has. */
+export function nginxStep(m: { configured?: string; exists?: (path: string) => boolean; found: string | null; isRoot: boolean; hasAptGet: boolean }): NginxStep {
+  if (m.configured) {
+    return m.exists?.(m.configured) ? { do: 'use', path: m.configured } : { do: 'stop', message: `npm test: NGINX_PATH=${m.configured} does not exist; unset it or point it at nginx` }
+  }
+  if (m.found) return { do: 'use', path: m.found }
+  if (m.isRoot && m.hasAptGet) return { do: 'install' }
+  return { do: 'stop', message: `npm test needs nginx for the load-balancer test: ${NGINX_HOW}` }
+}
+
+/** Installs Debian's nginx (not started: the test starts its own, in a temporary folder). */
+function installNginx(): boolean {
+  process.stderr.write('npm test: nginx is missing; installing it with apt-get (the load-balancer test runs it in front of two instances)...\n')
+  return aptGetInstall(['nginx'], 'apt-nginx.log') && nginxPath() !== null
+}
+
+/**
+ * What a step leaves the run with: what it found, or what it installed; otherwise its one line
+ * (or `couldNot` when apt-get failed) and exit 1.
+ */
+function settle<S extends { do: string }>(step: S | { do: 'stop'; message: string }, found: (step: S) => string, install: () => string | null, couldNot: string): string {
+  if (step.do === 'install') {
+    const got = install()
+    if (got) return got
+    step = { do: 'stop', message: couldNot }
+  }
+  if (step.do === 'stop') {
+    process.stderr.write(`${(step as { message: string }).message}\n`)
+    process.exit(1)
+  }
+  return found(step as S)
 }
 
 if (import.meta.main) {
-  let pg = postgresStep({ configured: process.env.PG_BIN || undefined, hasInitdb: (bin) => existsSync(`${bin}/initdb`), found: pgBinDir(), isRoot: process.getuid?.() === 0, hasAptGet: Bun.which('apt-get') !== null })
-  if (pg.do === 'install') {
-    const bin = (await installPostgres()) ? pgBinDir() : null
-    pg = bin ? { do: 'use', bin } : { do: 'stop', message: `npm test: apt-get could not install PostgreSQL (see .tmp/apt-postgres.log); ${PG_HOW}` }
-  }
-  if (pg.do !== 'use') {
-    process.stderr.write(`${pg.do === 'stop' ? pg.message : 'npm test: no PostgreSQL'}\n`)
-    process.exit(1)
-  }
-  let step = chromiumStep({
-    configured: process.env.CHROMIUM_PATH || undefined,
-    exists: existsSync,
-    onPath: Bun.which('chromium') ?? Bun.which('chromium-browser'),
-    isRoot: process.getuid?.() === 0,
-    hasAptGet: Bun.which('apt-get') !== null,
-  })
-  if (step.do === 'install') {
-    step = (await installChromium())
-      ? { do: 'use', path: DEBIAN_PATH }
-      : { do: 'stop', message: `npm test: apt-get could not install Chromium (see .tmp/apt.log and .tmp/apt-install.log); ${HOW}` }
-  }
-  if (step.do !== 'use') {
-    process.stderr.write(`${step.do === 'stop' ? step.message : 'npm test: no Chromium'}\n`)
-    process.exit(1)
-  }
-  const env = { ...process.env, CHROMIUM_PATH: step.path, PG_BIN: pg.bin }
+  const isRoot = process.getuid?.() === 0
+  const hasAptGet = Bun.which('apt-get') !== null
+  const pgBin = settle(
+    postgresStep({ configured: process.env.PG_BIN || undefined, hasInitdb: (bin) => existsSync(`${bin}/initdb`), found: pgBinDir(), isRoot, hasAptGet }),
+    (s) => (s as { bin: string }).bin, () => (installPostgres() ? pgBinDir() : null),
+    `npm test: apt-get could not install PostgreSQL (see .tmp/apt-postgres.log); ${PG_HOW}`,
+  )
+  const nginx = settle(
+    nginxStep({ configured: process.env.NGINX_PATH || undefined, exists: existsSync, found: nginxPath(), isRoot, hasAptGet }),
+    (s) => (s as { path: string }).path, () => (installNginx() ? nginxPath() : null),
+    `npm test: apt-get could not install nginx (see .tmp/apt-nginx.log); ${NGINX_HOW}`,
+  )
+  const chromium = settle(
+    chromiumStep({ configured: process.env.CHROMIUM_PATH || undefined, exists: existsSync, onPath: Bun.which('chromium') ?? Bun.which('chromium-browser'), isRoot, hasAptGet }),
+    (s) => (s as { path: string }).path, () => (installChromium() ? DEBIAN_PATH : null),
+    `npm test: apt-get could not install Chromium (see .tmp/apt-chromium.log); ${HOW}`,
+  )
+  const env = { ...process.env, CHROMIUM_PATH: chromium, PG_BIN: pgBin, NGINX_PATH: nginx }
   const build = Bun.spawnSync([process.execPath, 'scripts/build.ts'], { env, stdout: 'inherit', stderr: 'inherit' })
   if (build.exitCode !== 0) process.exit(build.exitCode ?? 1)
   // The whole suite, once per engine: SQLite (the default) and PostgreSQL (throwaway clusters).

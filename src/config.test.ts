@@ -48,3 +48,17 @@ describe('TLS settings', () => {
     }
   })
 })
+
+describe('trusted proxies', () => {
+  test('none by default; addresses and ranges from the environment or --trusted-proxies (flags win)', () => {
+    expect(readConfig({}).trustedProxies).toEqual([])
+    expect(readConfig({ TOWLINE_TRUSTED_PROXIES: '10.0.0.2,10.0.1.0/24' }).trustedProxies.map(([ip, bits]) => `${ip}/${bits}`)).toEqual(['10.0.0.2/32', '10.0.1.0/24'])
+    expect(readConfig({ TOWLINE_TRUSTED_PROXIES: '10.0.0.2' }, { 'trusted-proxies': '127.0.0.2' }).trustedProxies.map(([ip]) => `${ip}`)).toEqual(['127.0.0.2'])
+  })
+  test('an entry that is no address is a one-line error naming the setting and the entry', () => {
+    const message = refusal(() => readConfig({ TOWLINE_TRUSTED_PROXIES: '10.0.0.2, balancer.internal' }))
+    expect(message).toContain('TOWLINE_TRUSTED_PROXIES')
+    expect(message).toContain('"balancer.internal"')
+    expect(message).not.toContain('\n')
+  })
+})

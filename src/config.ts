@@ -1,6 +1,7 @@
 /** Settings, read once from flags and the environment (flags win). Nothing else reads process.env. */
 import { DEFAULT_MAP_TILE_URL } from './platform/security-headers'
 import { isPostgresUrl } from './db/location'
+import { parseTrustedProxies, type TrustedProxies } from './platform/client-address'
 
 export interface Config {
   dbPath: string
@@ -35,6 +36,8 @@ export interface Config {
   tileUrl: string | null
   /** Body size limit of the API, in bytes. */
   maxBodyBytes: number
+  /** Load balancers in front: requests from these addresses name their client in X-Forwarded-For. */
+  trustedProxies: TrustedProxies
 }
 
 /** A setting that could not be understood; main prints it and exits 2. */
@@ -115,6 +118,8 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
     }
   }
   const dbPath = flag(flags, 'db') ?? env.TOWLINE_DB ?? './towline.db'
+  const proxies = parseTrustedProxies(flag(flags, 'trusted-proxies') ?? env.TOWLINE_TRUSTED_PROXIES ?? '')
+  if (!proxies.ok) throw new ConfigError(`TOWLINE_TRUSTED_PROXIES: "${proxies.entry}" is neither an IP address nor a CIDR range (10.0.0.2, 10.0.1.0/24)`)
   return {
     dbPath,
     // Beside a SQLite file; for PostgreSQL in the working folder (every instance needs the same file).
@@ -144,5 +149,6 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
     logLevel: env.LOG_LEVEL ?? 'info',
     tileUrl: tileUrlOf(env.TOWLINE_TILE_URL),
     maxBodyBytes: 256 * 1024,
+    trustedProxies: proxies.ranges,
   }
 }

@@ -22,26 +22,28 @@ import { VERSION, API_VERSION } from './version'
 const serveCmd: Command = {
   name: 'serve',
   summary: 'Run the service: the JSON API, its reference page, webhooks and texts on one port',
-  usage: `towline serve [--db FILE] [--port N] [--host ADDR] [--public-url URL] [--tls-cert FILE --tls-key FILE]
+  usage: `towline serve [--db FILE|URL] [--port N] [--host ADDR] [--public-url URL] [--tls-cert FILE --tls-key FILE] [--trusted-proxies LIST]
 
 Listens, then migrates the database (creating it, readable by its owner only, if there is
 none) and creates the default account on an empty one. A port already in use is refused
 (exit 1): two servers never share a port.
 Settings (flags win over the environment):
-  --db FILE          TOWLINE_DB           database file (default ./towline.db)
+  --db FILE|URL      TOWLINE_DB           SQLite database file (default ./towline.db) or postgres:// URL
   --port N           TOWLINE_PORT         port (default 8080; 0 picks a free one)
   --host ADDR        TOWLINE_HOST         address (default 0.0.0.0)
   --public-url URL   TOWLINE_PUBLIC_URL   base of tracking and driver links (default http://localhost:<port>,
                                           https://localhost:<port> with a certificate)
   --tls-cert FILE    TOWLINE_TLS_CERT     answer HTTPS with this PEM certificate (and chain)...
   --tls-key FILE     TOWLINE_TLS_KEY      ...and its PEM private key; both or neither
+  --trusted-proxies LIST  TOWLINE_TRUSTED_PROXIES  load balancers in front (addresses, CIDR ranges):
+                                          their X-Forwarded-For names the client (default: none)
 A plain http public URL on a host other than this machine gets a warning: phones share their
 position and camera only over https (this certificate, or a TLS proxy and an https public URL).
 Also: TOWLINE_LINK_KEY_FILE (default <db>.key: keep it with the database), TOWLINE_RATE_LIMIT_READS, TOWLINE_RATE_LIMIT_WRITES, TOWLINE_WEBHOOK_RETRY_SCHEDULE,
 TOWLINE_WEBHOOK_TIMEOUT_MS, TOWLINE_WEBHOOK_ALLOW_PRIVATE, TOWLINE_WEBHOOK_HISTORY_DAYS, TOWLINE_SMS_PROVIDER, TWILIO_*,
 TOWLINE_TWILIO_API_BASE, TOWLINE_SMS_RETRY_SCHEDULE, TOWLINE_SMS_REPLY_WINDOW_HOURS, TOWLINE_TRACKING_LINK_DAYS, TOWLINE_TILE_URL, LOG_LEVEL. Logs are JSON lines on stdout; pipe to pino-pretty to read.
 SIGTERM or SIGINT drains requests, checkpoints the database and exits 0.`,
-  options: { db: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'public-url': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' } },
+  options: { db: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'public-url': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'trusted-proxies': { type: 'string' } },
   positionals: 0,
   run: async ({ values }) => { await serve(configFrom(values)); return -1 },
 }

@@ -12,6 +12,7 @@ import { comesFromOwnPages, publicOriginOf } from './same-origin'
 import { errorPage } from './error-page'
 import { dataResponseHeaders, securityHeaders } from './security-headers'
 import type { PreRouted } from './pre-routed'
+import { clientAddress, type TrustedProxies } from './client-address'
 
 const SURROGATE_MESSAGE = 'holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair); send well-formed text'
 
@@ -295,6 +296,8 @@ export function createFetchHandler(
   app: { fetch: (req: Request) => Promise<Response> | Response },
   deps: {
     logger: Logger; isDraining?: () => boolean; publicUrl?: string; tileUrl?: string | null
+    /** Load balancers whose X-Forwarded-For names the client (client-address.ts). */
+    trustedProxies?: TrustedProxies
     /** GET answers that skip Elysia's router and hooks (pre-routed.ts). */
     preRouted?: PreRouted
   },
@@ -302,6 +305,7 @@ export function createFetchHandler(
   const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl, tileUrl: deps.tileUrl })
   const accessLog = createAccessLog(deps.logger)
   const pre = deps.preRouted
+  const trusted = deps.trustedProxies ?? []
   /**
    * The answer to an error that did not reach httpPlugin's error hook: the app itself threw, or a
    * route compiled as synchronous (createApp) answered with a promise that rejected. An AppError
@@ -349,7 +353,9 @@ export function createFetchHandler(
     const info = requestInfo(request)
     // Known before the app runs, so error pages and error log lines can name it.
     info.requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
-    if (server) info.peer = () => server.requestIP(original)?.address
+    if (server) info.peer = trusted.length
+      ? () => clientAddress(server.requestIP(original)?.address, request.headers.get('x-forwarded-for'), trusted)
+      : () => server.requestIP(original)?.address
     let answer: Response | Promise<Response>
     try {
       answer = (pre && request.method === 'GET' && url.indexOf('?', pathAt) === -1 && preRoute(pre, request, url.slice(pathAt))) || app.fetch(request)

@@ -19,7 +19,7 @@ export interface RequestInfo {
   headers?: Record<string, string>
   /** Why the body could not be read, when it could not. */
   bodyProblem?: 'too_large' | 'aborted' | 'not_json' | 'not_object' | 'not_form'
-  /** The client's address as the socket saw it (absent in-process). */
+  /** The client's address: the socket's peer, or behind a trusted proxy the client it names (absent in-process). */
   peer?: () => string | undefined
 }
 
