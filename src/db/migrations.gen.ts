@@ -18,6 +18,7 @@ import m13 from '../../migrations/0013_back_office.sql' with { type: 'text' }
 import m14 from '../../migrations/0014_unit_positions.sql' with { type: 'text' }
 import p0 from '../../migrations/postgres/0000_baseline.sql' with { type: 'text' }
 import p1 from '../../migrations/postgres/0001_rate_limit_buckets.sql' with { type: 'text' }
+import p2 from '../../migrations/postgres/0002_lease_holders.sql' with { type: 'text' }
 
 export { journal, pgJournal }
 
@@ -44,4 +45,5 @@ export const SQL_BY_TAG: Record<string, string> = {
 export const PG_SQL_BY_TAG: Record<string, string> = {
   "0000_baseline": p0,
   "0001_rate_limit_buckets": p1,
+  "0002_lease_holders": p2,
 }

@@ -139,6 +139,80 @@ describe('leases', () => {
     await until(() => at('/remote').length === 1)
     expect([at('/local')[0]!.body.attempt, at('/remote')[0]!.body.attempt]).toEqual([1, 1])
   })
+
+  // On PostgreSQL instances run on several machines: a holder whose heartbeat stopped is gone.
+  const onPostgres = TEST_ENGINE === 'postgres' ? test : test.skip
+  onPostgres('a lease of another machine whose heartbeat stopped is taken back within seconds; one still beating, or that never beat, is waited out', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    for (const path of ['/stopped', '/beating', '/never']) await endpoint(key, path)
+    await newJob(key)
+    const now = api.clock.now()
+    const ev = api.db.$client.query('SELECT * FROM webhook_events ORDER BY seq DESC LIMIT 1').get() as Record<string, any>
+    // Each endpoint's delivery claimed by a process of another machine, under a ten-minute lease.
+    const lease = (path: string, owner: string) => {
+      const ep = api.db.$client.query('SELECT id, account_id FROM webhook_endpoints WHERE url LIKE ?').get(`%${path}`) as { id: string; account_id: string }
+      api.db.$client.run(`INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, lease_owner, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, 'sending', 0, ?, ?, ?, ?)`, [`dlv_${path.slice(1)}`, ep.account_id, ep.id, ev.event_id, ev.type, now + 600_000, owner, ev.created_at, now])
+      api.db.$client.run('UPDATE webhook_endpoints SET cursor = ?, next_due_at = ? WHERE id = ?', [ev.seq, now + 600_000, ep.id])
+    }
+    lease('/stopped', 'machine-b:7')
+    lease('/beating', 'machine-c:8')
+    lease('/never', 'machine-d:9')
+    // machine-b last beat 31 s ago; machine-c just now; machine-d (an older binary) never.
+    api.db.$client.run('INSERT INTO lease_holders (owner, seen_at) VALUES (?, ?), (?, ?)', ['machine-b:7', now - 31_000, 'machine-c:8', now])
+    const s = scheduler({ owner: 'machine-a:1', reapEveryMs: 10 })
+    s.start()
+    await until(() => at('/stopped').length === 1)
+    // This scheduler beats too.
+    expect(api.db.$client.query('SELECT seen_at FROM lease_holders WHERE owner = ?').get('machine-a:1')).toEqual({ seen_at: now })
+    await Bun.sleep(100)
+    expect([at('/beating').length, at('/never').length]).toEqual([0, 0])
+    // machine-c stops beating: 30 s later its lease is taken back too; machine-d's still runs.
+    api.clock.advance(30_001)
+    await until(() => at('/beating').length === 1)
+    await Bun.sleep(100)
+    expect(at('/never')).toHaveLength(0)
+    expect([at('/stopped')[0]!.body.attempt, at('/beating')[0]!.body.attempt]).toEqual([1, 1])
+    // A scheduler that stops takes its heartbeat with it.
+    await s.stop(0)
+    expect(api.db.$client.query('SELECT owner FROM lease_holders ORDER BY owner').all()).toEqual([{ owner: 'machine-b:7' }, { owner: 'machine-c:8' }])
+  })
+
+  onPostgres('an instance silent longer than a heartbeat may be sends nothing more of what it had claimed: the instance that took over sends it, once', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    await endpoint(key, '/stall')
+    for (let i = 0; i < 3; i++) await newJob(key)
+    // A's first send hangs until released; its other two wait in its lane behind it.
+    let release!: () => void
+    const hold = new Promise<void>((r) => { release = r })
+    let first = true
+    behaviour.fn = () => (first ? ((first = false), { hold }) : {})
+    const second = openDatabase(api.db.location)
+    try {
+      const a = scheduler({ owner: 'machine-a:1', reapEveryMs: 300 })
+      a.start()
+      await until(() => at('/stall').length === 1)
+      // 31 s pass with no heartbeat from A (its process held up): B, starting, takes A's leases back.
+      api.clock.advance(31_000)
+      const b = scheduler({ db: second, owner: 'machine-b:2', reapEveryMs: 10 })
+      b.start()
+      await until(() => new Set(at('/stall').map((r) => r.body.id)).size === 3)
+      // A beats again, learns it was silent too long, and lets go of what it has not sent.
+      await Bun.sleep(400)
+      release()
+      await until(() => a.inFlight === 0 && b.inFlight === 0)
+      await Bun.sleep(200)
+      const sends = new Map<string, number>()
+      for (const r of at('/stall')) sends.set(r.body.id, (sends.get(r.body.id) ?? 0) + 1)
+      // The delivery A had in flight went out twice under its one id (at least once); the others once.
+      expect([...sends.values()].sort()).toEqual([1, 1, 2])
+    } finally {
+      for (const s of schedulers.splice(0)) await s.stop(0)
+      closeDatabase(second)
+    }
+  }, 30_000)
 })
 
 describe('robustness', () => {

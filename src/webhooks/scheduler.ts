@@ -7,7 +7,8 @@ import { newId } from '../platform/ids'
 import { claimDelivery, recordAttempt, type LeasedDelivery } from './record-attempt'
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
 import { DELIVERIES_WITH_DATA, DELIVERY_DATA, refreshEndpointDue, toEndpointRow, type EndpointRow } from './webhook.queries'
-import { isGoneLocalOwner, LEASE_OWNER } from '../platform/lease-owner'
+import { LEASE_OWNER } from '../platform/lease-owner'
+import { LeaseHolders } from '../platform/lease-holders'
 import { openLinksIn, type JobLinks } from '../jobs/job-links'
 
 export interface SchedulerDeps {
@@ -24,7 +25,7 @@ export interface SchedulerDeps {
   perAccount?: number
   /** How long a claimed delivery stays leased (the send timeout + 5 s). */
   leaseMs?: number
-  /** How often to look for leases of gone processes of this machine (5 s). */
+  /** How often to beat and look for leases of gone processes (5 s): of this machine, and on PostgreSQL of any whose heartbeat stopped. */
   reapEveryMs?: number
   /** Who this scheduler is as a lease holder (LEASE_OWNER; tests run two in one process). */
   owner?: string
@@ -114,8 +115,10 @@ export class DeliveryScheduler {
   private eventsAfter
   private insertDelivery
   private moveCursor
+  private holders
 
   constructor(private deps: SchedulerDeps) {
+    this.holders = new LeaseHolders(deps.db, deps.clock, deps.owner ?? LEASE_OWNER)
     this.dueEndpoints = deps.db.$client.query<DueRow, [number, string, number]>(DUE_ENDPOINTS_SQL)
     this.nextWake = deps.db.$client.query<{ at: number | null }, [number]>(
       "SELECT min(next_due_at) AS at FROM webhook_endpoints WHERE status = 'active' AND deleted_at IS NULL AND next_due_at IS NOT NULL AND next_due_at > ?",
@@ -143,8 +146,9 @@ export class DeliveryScheduler {
   /**
    * Starts the loop and sends whatever a previous run left unfinished: leases held by a process
    * of this machine that is gone (a crash, a kill -9) are taken back at once; others run out.
-   * While it runs it looks again every few seconds: another instance on this machine that dies
-   * mid-batch has its deliveries finished within seconds, not when its batch's lease runs out.
+   * While it runs it beats (LeaseHolders) and looks again every few seconds: another instance
+   * that dies mid-batch, on this machine or (PostgreSQL) on another whose heartbeat stopped, has
+   * its deliveries finished within seconds, not when its batch's lease runs out.
    */
   start(): void {
     this.takeBack(true)
@@ -159,10 +163,25 @@ export class DeliveryScheduler {
   private takeBack(atStart: boolean): void {
     if (this.stopped) return
     try {
+      if (this.holders.beat()) this.silentTooLong()
       if (this.takeBackLeasesOfGoneProcesses(atStart)) this.wake()
     } catch (err) {
       this.deps.logger.error({ err }, 'could not take back leases of a stopped process; they run out by themselves')
     }
+  }
+
+  /**
+   * This process was silent longer than a heartbeat may be (its event loop or database held up):
+   * others may have taken its leases back. What its lanes claimed and have not sent goes back
+   * where it is still its own (handBack changes only rows under this very lease), so nothing is
+   * sent by two instances in turn; a send in flight is recorded only if its lease held.
+   */
+  private silentTooLong(): void {
+    const now = this.deps.clock.now()
+    inTransaction(this.deps.db, () => {
+      for (const lane of this.lanes.values()) this.handBack(lane.queue.splice(0), now)
+    })
+    this.deps.logger.warn('this process was silent longer than a lease holder may be; its unsent webhook deliveries went back to the queue')
   }
 
   /** Lanes with something claimed or in flight (idle ones give their slot up to any endpoint that needs it). */
@@ -171,14 +190,14 @@ export class DeliveryScheduler {
   }
 
   /**
-   * Takes back the deliveries of lease holders of this machine that are gone; says whether there
+   * Takes back the deliveries of lease holders that are gone (LeaseHolders); says whether there
    * were any. At start, leases under this process's own name are a dead predecessor's (its pid
    * reused); later they are this scheduler's own, in flight, and are left alone.
    */
   private takeBackLeasesOfGoneProcesses(atStart: boolean): boolean {
     const now = this.deps.clock.now()
     const owners = this.deps.db.$client.query<{ owner: string | null }, []>("SELECT DISTINCT lease_owner AS owner FROM webhook_deliveries WHERE status = 'sending'").all()
-    const gone = owners.map((o) => o.owner).filter((o) => (atStart || o !== this.owner) && isGoneLocalOwner(o, this.owner))
+    const gone = this.holders.gone(owners.map((o) => o.owner), atStart)
     if (!gone.length) return false
     inTransaction(this.deps.db, () => {
       for (const owner of gone) {
@@ -458,6 +477,7 @@ export class DeliveryScheduler {
         for (const lane of this.lanes.values()) this.handBack([...(lane.current ? [lane.current] : []), ...lane.queue], now)
       })
       this.lanes.clear()
+      this.holders.leave()
     } catch (err) {
       this.deps.logger.error({ err }, 'could not record or hand back webhook work at shutdown; leases run out by themselves')
     }

@@ -22,7 +22,7 @@ interface Shape {
  * Tables one engine has and the other does not need: PostgreSQL's shared rate-limit buckets (one
  * SQLite process keeps them in memory). Never in the drizzle schema, so `db copy` leaves them.
  */
-const ENGINE_LOCAL = new Set(['rate_limit_buckets'])
+const ENGINE_LOCAL = new Set(['rate_limit_buckets', 'lease_holders'])
 
 const SQLITE_TYPES: Record<string, string> = { integer: 'bigint', text: 'text', real: 'double precision', blob: 'bytea', numeric: 'numeric' }
 
