@@ -105,6 +105,10 @@ export async function startServer(bin: string, opts: { cwd: string; env?: Record
     else if (Date.now() > deadline) { proc.kill(); throw new Error(`serve did not start: ${err}`) }
     else await Bun.sleep(10)
   }
+  // A server that ends by itself (not by a signal a test sent) says why, whatever the test then reports.
+  void proc.exited.then((code) => {
+    if (proc.signalCode === null && code !== 0) process.stderr.write(`\n[test/binary] serve (${url}) exited ${code} by itself; its last output:\n${err.slice(-3000)}\n${out.slice(-3000)}\n`)
+  })
   return {
     url: url!,
     api: `${url}/api/v1`,

@@ -5,7 +5,7 @@
  * axe-core and a 360 px phone.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { apiCaller } from '../binary'
@@ -94,5 +94,19 @@ describe('CSV import and export in Chromium', () => {
     expect(await page.getByRole('table').locator('tbody tr').count()).toBe(1)
     await expectNoHorizontalOverflow(page, { scrollers: ['.table-scroll'] })
     await expectAccessible(page)
+  })
+
+  // Linux's own account of the server's threads: the import's thread runs only on CPU the service leaves.
+  test.skipIf(process.platform !== 'linux')('the import ran on a thread of its own at idle priority; the server\'s thread kept normal priority', () => {
+    const pid = d.server.proc.pid
+    const threads = readdirSync(`/proc/${pid}/task`).map((tid) => {
+      const sched = readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8')
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      return { tid: Number(tid), policy: Number(/^policy\s*:\s*(\d+)/m.exec(sched)![1]), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) }
+    })
+    const main = threads.find((t) => t.tid === pid)!
+    expect({ policy: main.policy, nice: main.nice }).toEqual({ policy: 0, nice: 0 })
+    // SCHED_IDLE is policy 5; the imports above started the worker.
+    expect(threads.filter((t) => t.policy === 5 && t.nice === 19)).toHaveLength(1)
   })
 })
