@@ -17,11 +17,12 @@ export interface Position { lat: number; lng: number; accuracy_m: number | null;
 export function timestampsView(row: JobRow) {
   const m = row.milestones
   const out: Record<string, string | null> = { created_at: iso(row.createdAt) }
-  for (const s of STATUSES) out[`${s}_at`] = iso(m[`${s}_at`])
-  out.closed_at = iso(m.closed_at)
-  out.reopened_at = iso(m.reopened_at)
+  for (const key of MILESTONE_KEYS) out[key] = iso(m[key])
   return out
 }
+
+/** Every milestone a job shows, in the order the API shows them. */
+const MILESTONE_KEYS = [...STATUSES.map((s) => `${s}_at`), 'closed_at', 'reopened_at']
 
 /**
  * The job as the API returns it. `position` is added for the single job (GET /jobs/{id},

@@ -31,9 +31,17 @@ const JOB_WITH_UNIT = `SELECT j.*, (SELECT json_object('name', name, 'lat', lat,
   (SELECT name FROM commercial_accounts WHERE id = j.commercial_account_id AND account_id = j.account_id) AS commercial_account_name
   FROM jobs j WHERE j.id = ?`
 
+// Prepared once per connection: query() would look the statement up by its text on every read.
+const prepared = new WeakMap<Db, ReturnType<Db['$client']['prepare']>>()
+const jobWithUnitOf = (db: Db) => {
+  let statement = prepared.get(db)
+  if (!statement) prepared.set(db, statement = db.$client.prepare(JOB_WITH_UNIT))
+  return statement as { get(id: string): Record<string, any> | null }
+}
+
 /** Reads a job the caller may see with its unit, position and commercial account in one query, as GET /jobs/{id} shows it; 404 if unseen. */
 export function readJobView(db: Db, links: JobLinks, scope: JobScope, id: string): JobView {
-  const r = db.$client.query<Record<string, any>, [string]>(JOB_WITH_UNIT).get(id)
+  const r = jobWithUnitOf(db).get(id)
   if (!r || !canSeeJob(scope, r)) throw notFound('job', id)
   const unit = r.unit_json === null ? null : (JSON.parse(r.unit_json) as UnitRow)
   const commercialAccount = r.commercial_account_name === null ? null : { id: r.commercial_account_id as string, name: r.commercial_account_name as string }

@@ -2,6 +2,8 @@ import { describe, expect, test } from 'bun:test'
 import { iso } from './clock'
 import { readIsoTime } from './time'
 
+const DAY = 86_400_000
+
 describe('readIsoTime', () => {
   test.each([
     ['2026-11-21T09:30:00Z', '2026-11-21T09:30:00.000Z'],
@@ -39,6 +41,20 @@ describe('readIsoTime', () => {
 })
 
 describe('iso', () => {
+  test('writes what Date.toISOString writes, for any renderable time: day boundaries, years 0000-9999, fractions, in any order', () => {
+    const edges = [0, -1, 1, 86_399_999, 86_400_000, -86_400_000, -86_400_001, 0.5, -0.5, 1.999, Date.UTC(2026, 10, 26, 23, 59, 59, 999), Date.UTC(2024, 1, 29, 12), -62167219200000, 253402300799999]
+    const random = Array.from({ length: 20_000 }, (_, i) => {
+      const span = i % 3 === 0 ? 2 * DAY : 253402300799999 + 62167219200000
+      const base = i % 3 === 0 ? Date.UTC(2026, 10, 26) - DAY : -62167219200000
+      return base + Math.random() * span
+    })
+    for (const ms of [...edges, ...random]) {
+      const date = new Date(ms)
+      const want = date.getUTCFullYear() >= 0 && date.getUTCFullYear() <= 9999 ? date.toISOString() : null
+      if (iso(ms) !== want) expect({ ms, out: iso(ms) }).toEqual({ ms, out: want })
+    }
+  })
+
   test('renders what no ISO string can hold as null instead of throwing', () => {
     for (const bad of [1e300, -1e300, Infinity, -Infinity, NaN, 8.64e15 + 1, Date.UTC(10000, 0, 1), Date.UTC(-1, 0, 1)]) {
       expect({ bad, out: iso(bad) }).toEqual({ bad, out: null })
