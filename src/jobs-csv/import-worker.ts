@@ -3,21 +3,24 @@
  * SQLite connection to the server's database for each import and runs the same operation as the
  * console's `towline jobs import`, idempotency record included, in one transaction there: WAL
  * lets the server's readers go on meanwhile, and the server's thread never waits for the parse,
- * the checks or the write. At the lowest CPU priority (this thread only, on Linux: yield-cpu.ts),
- * so that on a busy machine the server's requests come first.
+ * the checks or the write. At a lower CPU priority (this thread only, on Linux), so that on a busy
+ * machine the server's requests come first.
  */
+import { setPriority } from 'node:os'
 import { closeDatabase, openDatabase } from '../db/client'
 import { idempotencyOwner, withIdempotencyChecked } from '../idempotency/idempotency'
 import { createContextFactory } from '../operations/context-factory'
 import { AppError } from '../platform/errors'
-import { yieldCpuToService } from '../platform/yield-cpu'
 import { checkImport, writeImport, type CheckedImport, type ImportResult } from './import-jobs'
 import type { ImportReply, ImportTask } from './import-off-thread'
 
 declare const self: Worker
 
-// This thread only: the server's thread keeps its priority.
-yieldCpuToService()
+// On Linux, setpriority with pid 0 applies to the calling thread only: the server's thread keeps
+// its own. Nice 19, not SCHED_IDLE: this thread holds the database's write lock while it writes,
+// and an unprivileged thread never leaves SCHED_IDLE; starved under full load, it would hold up
+// every writer (every instance, on PostgreSQL).
+try { setPriority(0, 19) } catch { /* not allowed here: the import runs at normal priority */ }
 
 self.onmessage = (event: MessageEvent<ImportTask>) => {
   const task = event.data

@@ -8,7 +8,6 @@ import { createContextFactory } from '../operations/context-factory'
 import { systemClock } from '../platform/clock'
 import type { JobLinks } from '../jobs/job-links'
 import { exportJobsInWindow, readExportWindow } from './export-jobs'
-import { yieldCpuToService } from '../platform/yield-cpu'
 import { importJobs, IMPORT_MAX_BYTES, tooLargeError, type ImportResult, type RowError } from './import-jobs'
 
 /** The operator's context on `--account` (or the default account). */
@@ -51,8 +50,6 @@ not), 1 when the file has errors (nothing written), 2 for a usage mistake.`,
     if (!path) throw new UsageError('which file? give the CSV file to import')
     const ctx = operatorOn(db, links, values.account)
     const dryRun = Boolean(values['dry-run'])
-    // A bulk job beside a serving process: the service's requests come first for the CPU.
-    yieldCpuToService()
     const bytes = readImportFile(path)
     const result: ImportResult = bytes instanceof Uint8Array ? importJobs(ctx, bytes, { dryRun }) : { dryRun, rows: 0, imported: 0, jobIds: [], errors: [bytes] }
     if (values.json) printJson({ dry_run: result.dryRun, rows: result.rows, imported: result.imported, job_ids: result.jobIds, errors: result.errors })

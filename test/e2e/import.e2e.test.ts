@@ -96,8 +96,8 @@ describe('CSV import and export in Chromium', () => {
     await expectAccessible(page)
   })
 
-  // Linux's own account of the server's threads: the import's thread runs only on CPU the service leaves.
-  test.skipIf(process.platform !== 'linux')('the import ran on a thread of its own at idle priority; the server\'s thread kept normal priority', () => {
+  // Linux's own account of the server's threads: the import's thread yields the CPU to the server's.
+  test.skipIf(process.platform !== 'linux')('the import ran on a thread of its own at nice 19; the server\'s thread kept normal priority', () => {
     const pid = d.server.proc.pid
     const threads = readdirSync(`/proc/${pid}/task`).map((tid) => {
       const sched = readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8')
@@ -106,7 +106,9 @@ describe('CSV import and export in Chromium', () => {
     })
     const main = threads.find((t) => t.tid === pid)!
     expect({ policy: main.policy, nice: main.nice }).toEqual({ policy: 0, nice: 0 })
-    // SCHED_IDLE is policy 5; the imports above started the worker.
-    expect(threads.filter((t) => t.policy === 5 && t.nice === 19)).toHaveLength(1)
+    // The imports above started the worker (on PostgreSQL its connection's thread too, which
+    // inherits its nice). Not SCHED_IDLE (policy 5): it holds the write lock while it writes.
+    expect(threads.filter((t) => t.nice === 19).length).toBeGreaterThanOrEqual(1)
+    expect(threads.filter((t) => t.policy !== 0)).toEqual([])
   })
 })
