@@ -163,7 +163,8 @@ export class DeliveryScheduler {
   private takeBack(atStart: boolean): void {
     if (this.stopped) return
     try {
-      if (this.holders.beat()) this.silentTooLong()
+      // At start an old beat under this name is a dead predecessor's (the same host and pid), not a silence of its own.
+      if (this.holders.beat() && !atStart) this.silentTooLong()
       if (this.takeBackLeasesOfGoneProcesses(atStart)) this.wake()
     } catch (err) {
       this.deps.logger.error({ err }, 'could not take back leases of a stopped process; they run out by themselves')
