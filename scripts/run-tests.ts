@@ -103,17 +103,12 @@ function installNginx(): boolean {
  * What a step leaves the run with: what it found, or what it installed; otherwise its one line
  * (or `couldNot` when apt-get failed) and exit 1.
  */
-function settle<S extends { do: string }>(step: S | { do: 'stop'; message: string }, found: (step: S) => string, install: () => string | null, couldNot: string): string {
-  if (step.do === 'install') {
-    const got = install()
-    if (got) return got
-    step = { do: 'stop', message: couldNot }
-  }
-  if (step.do === 'stop') {
-    process.stderr.write(`${(step as { message: string }).message}\n`)
-    process.exit(1)
-  }
-  return found(step as S)
+function settle(step: ChromiumStep | PostgresStep | NginxStep, install: () => string | null, couldNot: string): string {
+  if (step.do === 'use') return 'bin' in step ? step.bin : step.path
+  const got = step.do === 'install' ? install() : null
+  if (got) return got
+  process.stderr.write(`${step.do === 'stop' ? step.message : couldNot}\n`)
+  process.exit(1)
 }
 
 if (import.meta.main) {
@@ -121,17 +116,17 @@ if (import.meta.main) {
   const hasAptGet = Bun.which('apt-get') !== null
   const pgBin = settle(
     postgresStep({ configured: process.env.PG_BIN || undefined, hasInitdb: (bin) => existsSync(`${bin}/initdb`), found: pgBinDir(), isRoot, hasAptGet }),
-    (s) => (s as { bin: string }).bin, () => (installPostgres() ? pgBinDir() : null),
+    () => (installPostgres() ? pgBinDir() : null),
     `npm test: apt-get could not install PostgreSQL (see .tmp/apt-postgres.log); ${PG_HOW}`,
   )
   const nginx = settle(
     nginxStep({ configured: process.env.NGINX_PATH || undefined, exists: existsSync, found: nginxPath(), isRoot, hasAptGet }),
-    (s) => (s as { path: string }).path, () => (installNginx() ? nginxPath() : null),
+    () => (installNginx() ? nginxPath() : null),
     `npm test: apt-get could not install nginx (see .tmp/apt-nginx.log); ${NGINX_HOW}`,
   )
   const chromium = settle(
     chromiumStep({ configured: process.env.CHROMIUM_PATH || undefined, exists: existsSync, onPath: Bun.which('chromium') ?? Bun.which('chromium-browser'), isRoot, hasAptGet }),
-    (s) => (s as { path: string }).path, () => (installChromium() ? DEBIAN_PATH : null),
+    () => (installChromium() ? DEBIAN_PATH : null),
     `npm test: apt-get could not install Chromium (see .tmp/apt-chromium.log); ${HOW}`,
   )
   const env = { ...process.env, CHROMIUM_PATH: chromium, PG_BIN: pgBin, NGINX_PATH: nginx }

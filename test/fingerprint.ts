@@ -1,13 +1,12 @@
 /**
  * "Nothing was written", checked everywhere at once: a fingerprint of every table's rows.
  * The writes a refused request may make are left out: a key's throttled last_used_at, and on
- * PostgreSQL the key's rate-limit bucket.
+ * PostgreSQL the key's rate-limit bucket (with the other tables only it has, which hold no data).
  */
 import type { Db } from '../src/db/client'
+import { POSTGRES_ONLY_TABLES } from '../src/db/pg/pg-ddl'
 
 const IGNORED_COLUMNS: Record<string, string[]> = { api_keys: ['last_used_at'] }
-/** PostgreSQL's shared rate-limit buckets: every request takes from one, refused or not. */
-const IGNORED_TABLES = new Set(['rate_limit_buckets'])
 
 /** Every table of the database, by name, on either engine. */
 export function tableNames(db: Db): string[] {
@@ -19,7 +18,7 @@ export function tableNames(db: Db): string[] {
 /** Returns `{ table: "<rows>:<hash>" }` for every table of the database. */
 export function databaseFingerprint(db: Db): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const name of tableNames(db).filter((t) => !IGNORED_TABLES.has(t))) {
+  for (const name of tableNames(db).filter((t) => !POSTGRES_ONLY_TABLES.has(t))) {
     // PostgreSQL's rows come in no set order: there they are sorted by their text.
     const rows = db.$client.query<Record<string, unknown>, []>(`SELECT * FROM "${name}"${db.engine === 'sqlite' ? ' ORDER BY rowid' : ''}`).all()
     const ignored = IGNORED_COLUMNS[name] ?? []

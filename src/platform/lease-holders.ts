@@ -57,6 +57,7 @@ export class LeaseHolders {
    */
   gone(owners: (string | null)[], atStart: boolean): (string | null)[] {
     const candidates = owners.filter((o) => atStart || o !== this.self)
+    if (!candidates.length) return []
     const stale = this.staleOf ? new Set(this.staleOf.all(this.clock.now() - HOLDER_STALE_MS).map((r) => r.owner)) : new Set<string>()
     return candidates.filter((o) => isGoneLocalOwner(o, this.self) || (o !== null && o !== this.self && stale.has(o)))
   }

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { closeDatabase, openDatabase, type Db } from '../client'
 import { migrateDatabase } from '../migrate'
 import { pgCluster } from '../../../test/pg'
-import { ROWID_TABLES } from './pg-ddl'
+import { POSTGRES_ONLY_TABLES, ROWID_TABLES } from './pg-ddl'
 
 interface Shape {
   columns: Record<string, string[]>
@@ -18,11 +18,6 @@ interface Shape {
   foreignKeys: Record<string, string[]>
 }
 
-/**
- * Tables one engine has and the other does not need: PostgreSQL's shared rate-limit buckets (one
- * SQLite process keeps them in memory). Never in the drizzle schema, so `db copy` leaves them.
- */
-const ENGINE_LOCAL = new Set(['rate_limit_buckets', 'lease_holders'])
 
 const SQLITE_TYPES: Record<string, string> = { integer: 'bigint', text: 'text', real: 'double precision', blob: 'bytea', numeric: 'numeric' }
 
@@ -55,7 +50,7 @@ function pgShape(db: Db): Shape {
     "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns WHERE table_schema = current_schema() AND table_name <> '__drizzle_migrations'",
   ).all()
   for (const col of cols) {
-    if (ENGINE_LOCAL.has(col.table_name)) continue
+    if (POSTGRES_ONLY_TABLES.has(col.table_name)) continue
     if (col.column_name === 'rowid' && ROWID_TABLES.has(col.table_name)) continue
     const pk = pks.find((p) => p.table_name === col.table_name && p.column_name === col.column_name)
     ;(shape.columns[col.table_name] ??= []).push(`${col.column_name} ${col.data_type}${col.is_nullable === 'NO' ? ' not null' : ''}${pk ? ` pk${pk.ordinal_position}` : ''}`)
@@ -68,7 +63,7 @@ function pgShape(db: Db): Shape {
        FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace s ON s.oid = t.relnamespace
       WHERE s.nspname = current_schema() AND NOT x.indisprimary AND t.relname <> '__drizzle_migrations' AND i.relname NOT LIKE '%_rowid_key'`,
   ).all()
-  for (const ix of indexes) if (!ENGINE_LOCAL.has(ix.table)) shape.indexes[ix.name] = `${ix.table}${ix.unique ? ' unique' : ''} (${ix.cols})`
+  for (const ix of indexes) if (!POSTGRES_ONLY_TABLES.has(ix.table)) shape.indexes[ix.name] = `${ix.table}${ix.unique ? ' unique' : ''} (${ix.cols})`
   for (const t of Object.keys(shape.columns)) shape.foreignKeys[t] = []
   const fks = c.query<{ table_name: string; column_name: string; foreign_table: string; foreign_column: string }, []>(
     `SELECT k.table_name, k.column_name, u.table_name AS foreign_table, u.column_name AS foreign_column

@@ -11,6 +11,13 @@ import { toPostgres } from './to-postgres'
  * Tables whose statements order or pick rows by SQLite's implicit rowid (insertion order): on
  * PostgreSQL they carry it as an identity column of the same name, so those statements read alike.
  */
+/**
+ * Tables only PostgreSQL has, outside the drizzle schema (so `db copy` and backups leave them):
+ * the rate-limit buckets instances share and their lease holders' heartbeats. Not data: every
+ * request or heartbeat rewrites them.
+ */
+export const POSTGRES_ONLY_TABLES: ReadonlySet<string> = new Set(['rate_limit_buckets', 'lease_holders'])
+
 export const ROWID_TABLES = new Set(['jobs', 'texts', 'webhook_deliveries', 'webhook_attempts', 'idempotency_keys'])
 
 const dialect = new SQLiteSyncDialect()
