@@ -111,6 +111,31 @@ export function inTransaction<T>(db: Db, fn: (tx: Db) => T extends Promise<unkno
   return db.$client.transaction(() => fn(db) as T).immediate()
 }
 
+/**
+ * Runs `fn` in a claim transaction: a worker taking due rows (webhook deliveries, texts) with
+ * row locks rather than the one write lock, so instances claim side by side, and beside the job
+ * writes, without queueing behind each other. On SQLite (one writer) it is inTransaction. On
+ * PostgreSQL it takes no write lock: `fn` must lock each row it changes with `FOR UPDATE SKIP
+ * LOCKED` (rowLock) before changing it, and never wait for a row another transaction holds,
+ * so it can never be part of a deadlock; what it reads may change under it except the rows it
+ * locked. Inside an open transaction it is part of that one.
+ */
+export function inClaimTransaction<T>(db: Db, fn: (tx: Db) => T extends Promise<unknown> ? never : T): T {
+  if (db.engine === 'sqlite' || db.$client.inTransaction) return inTransaction(db, fn)
+  return (db.$client as unknown as PgClient).transaction(() => fn(db) as T, { writeLock: false })()
+}
+
+/**
+ * The row-lock clause a SELECT ends with on PostgreSQL (SQLite has one writer at a time and none):
+ * `skip` for a claim transaction (rows another transaction holds are left out, never waited
+ * for), `wait` for a write transaction that must hold a row before it changes rows that belong
+ * to it (a webhook endpoint before its deliveries).
+ */
+export function rowLock(db: Db, kind: 'skip' | 'wait'): string {
+  if (db.engine === 'sqlite') return ''
+  return kind === 'skip' ? ' FOR UPDATE SKIP LOCKED' : ' FOR UPDATE'
+}
+
 /** Returns a cheap check that the database still answers a query. */
 export function databasePinger(db: Db): () => boolean {
   const ping = db.$client.prepare('SELECT 1 AS ok')

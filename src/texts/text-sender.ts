@@ -1,4 +1,4 @@
-import { inTransaction, type Db } from '../db/client'
+import { inClaimTransaction, inTransaction, rowLock, type Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import type { Logger } from '../platform/log'
 import { isGoneLocalOwner, LEASE_OWNER } from '../platform/lease-owner'
@@ -50,6 +50,7 @@ export class TextSender {
   private again = false
   private stopped = false
   private current: Promise<void> = Promise.resolve()
+  private nextAt: number | null = null
 
   constructor(private deps: TextSenderDeps) {}
 
@@ -71,6 +72,9 @@ export class TextSender {
     this.wake()
   }
 
+  /** When (clock time) the last pass found the next text falls due, or null when none waits (for tests). */
+  get nextPassAt(): number | null { return this.nextAt }
+
   /** Asks for a pass soon. */
   wake(): void {
     if (this.stopped) return
@@ -84,6 +88,8 @@ export class TextSender {
   /** Settles texts whose lease ran out by asking the provider whether it took them. */
   private async settleExpired(now: number): Promise<void> {
     const expired = this.q<TextRow>("SELECT * FROM texts WHERE status = 'sending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?").all(now, BATCH)
+    // More than a batch: the rest are settled in the next pass, at once.
+    if (expired.length === BATCH) this.again = true
     // Messages already matched to a text are never matched to another (two identical texts to one number).
     const known = this.q<{ n: number }>('SELECT count(*) AS n FROM texts WHERE provider_message_id = ?')
     for (const t of expired) {
@@ -127,7 +133,11 @@ export class TextSender {
       let i = 0
       await Promise.all(Array.from({ length: Math.min(width, phones.length) }, async () => { while (i < phones.length && !this.stopped) await sendInOrder(phones[i++]!) }))
       if (full) this.again = true
-      const next = this.q<{ at: number | null }>('SELECT min(next_attempt_at) AS at FROM texts WHERE next_attempt_at IS NOT NULL').get()
+      // The next time something falls due. A text already due that did not go out waits behind
+      // another to its number (a retry, a text being sent: their times are later than now, or
+      // their commit wakes this sender), so it does not make the sender look again at once.
+      const next = this.q<{ at: number | null }>('SELECT min(next_attempt_at) AS at FROM texts WHERE next_attempt_at > ?').get(now)
+      this.nextAt = next?.at ?? null
       if (next?.at && !this.stopped && !this.again) this.timer = setTimeout(() => this.wake(), Math.max(0, Math.min(next.at - this.deps.clock.now(), 60_000)))
     } catch (err) {
       this.deps.logger.error({ err }, 'text sender pass failed; trying again in 5 s')
@@ -153,9 +163,16 @@ export class TextSender {
       if (!fromOf.has(t.account_id)) fromOf.set(t.account_id, this.q<{ sms_from: string | null }>('SELECT sms_from FROM accounts WHERE id = ?').get(t.account_id)?.sms_from ?? null)
       return fromOf.get(t.account_id)!
     }
-    const claimed: TextRow[] = inTransaction(this.deps.db, () => {
+    // A claim transaction: the run's texts are locked without waiting (FOR UPDATE SKIP LOCKED on
+    // PostgreSQL), not under the write lock, so instances claim side by side; the run stops at
+    // the first text another transaction holds, and the rest wait behind it.
+    const claimed: TextRow[] = inClaimTransaction(this.deps.db, () => {
       const taken: TextRow[] = []
+      const locked = this.deps.db.engine === 'sqlite' ? null : new Set(this.q<{ id: string }>(
+        `SELECT id FROM texts WHERE to_phone = ? AND status = 'queued' AND next_attempt_at <= ? ORDER BY created_at, id LIMIT ?${rowLock(this.deps.db, 'skip')}`,
+      ).all(run[0]!.to_phone, now, BATCH).map((r) => r.id))
       for (const t of run) {
+        if (locked && !locked.has(t.id)) break
         // Consent is checked again at send time: a STOP may have arrived after the text was queued.
         if (t.recipient === 'customer' && isOptedOut(this.deps.db, t.account_id, t.to_phone)) {
           this.q("UPDATE texts SET status = 'skipped', skip_reason = 'opted_out', next_attempt_at = NULL, updated_at = ? WHERE id = ? AND status = 'queued'").run(now, t.id)

@@ -2,7 +2,7 @@ import type { Db } from '../db/client'
 import { inTransaction } from '../db/client'
 import { newId } from '../platform/ids'
 import type { AttemptResult } from './send-attempt'
-import { refreshEndpointDue } from './webhook.queries'
+import { lockEndpoints, refreshEndpointDue } from './webhook.queries'
 
 /** Failed attempts in a row after which an endpoint is paused. */
 export const PAUSE_AFTER_FAILURES = 25
@@ -47,9 +47,11 @@ export function recordAttempt(
   db: Db,
   d: LeasedDelivery,
   r: AttemptResult,
-  opts: { nowMs: number; schedule: number[]; countsTowardPause: boolean; retries: boolean; refreshDue?: boolean },
+  opts: { nowMs: number; schedule: number[]; countsTowardPause: boolean; retries: boolean; refreshDue?: boolean; endpointLocked?: boolean },
 ): { status: string; nextAttemptAt: number | null; paused: boolean; leaseHeld: boolean } {
   return inTransaction(db, () => {
+    // The endpoint's row lock before its delivery (the order every writer keeps); the scheduler takes it once per endpoint for a batch.
+    if (!opts.endpointLocked) lockEndpoints(db, [d.endpointId])
     const attempt = d.attempts + 1
     const first = d.firstAttemptAt ?? opts.nowMs
     let status: string

@@ -1,12 +1,12 @@
 import type { Db } from '../db/client'
-import { inTransaction } from '../db/client'
+import { inClaimTransaction, inTransaction, rowLock } from '../db/client'
 import type { Clock } from '../platform/clock'
 import type { Logger } from '../platform/log'
 import { endpointsSeen, onDeliveriesQueued, subscribes } from './fan-out'
 import { newId } from '../platform/ids'
 import { claimDelivery, recordAttempt, type LeasedDelivery } from './record-attempt'
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
-import { DELIVERIES_WITH_DATA, DELIVERY_DATA, refreshEndpointDue, toEndpointRow, type EndpointRow } from './webhook.queries'
+import { DELIVERIES_WITH_DATA, DELIVERY_DATA, lockEndpoints, refreshEndpointDue, toEndpointRow, type EndpointRow } from './webhook.queries'
 import { LEASE_OWNER } from '../platform/lease-owner'
 import { LeaseHolders } from '../platform/lease-holders'
 import { openLinksIn, type JobLinks } from '../jobs/job-links'
@@ -53,7 +53,9 @@ type DueRow = Record<string, any>
 /**
  * The scheduler's one query: active endpoints whose next_due_at has come (?1 = now), oldest
  * first, leaving out accounts at their cap (?2, a JSON array) and endpoints with a delivery in
- * flight anywhere (a lease still running). ?3 limits the rows.
+ * flight anywhere (a lease still running). ?3 limits the rows. On PostgreSQL it ends with
+ * `FOR UPDATE SKIP LOCKED` (rowLock): the rows it gives are locked, endpoints another
+ * transaction holds are left out.
  */
 export const DUE_ENDPOINTS_SQL = `SELECT e.* FROM webhook_endpoints e
     WHERE e.status = 'active' AND e.deleted_at IS NULL AND e.next_due_at IS NOT NULL AND e.next_due_at <= ?1
@@ -116,10 +118,15 @@ export class DeliveryScheduler {
   private insertDelivery
   private moveCursor
   private holders
+  private lockNoWait
+  /** On PostgreSQL claims run in their own transaction, under row locks, not the write lock (inClaimTransaction). */
+  private readonly claimApart: boolean
 
   constructor(private deps: SchedulerDeps) {
     this.holders = new LeaseHolders(deps.db, deps.clock, deps.owner ?? LEASE_OWNER)
-    this.dueEndpoints = deps.db.$client.query<DueRow, [number, string, number]>(DUE_ENDPOINTS_SQL)
+    this.claimApart = deps.db.engine === 'postgres'
+    this.dueEndpoints = deps.db.$client.query<DueRow, [number, string, number]>(DUE_ENDPOINTS_SQL + rowLock(deps.db, 'skip'))
+    this.lockNoWait = deps.db.$client.query<{ id: string }, [string]>(`SELECT id FROM webhook_endpoints WHERE id = ?${rowLock(deps.db, 'skip')}`)
     this.nextWake = deps.db.$client.query<{ at: number | null }, [number]>(
       "SELECT min(next_due_at) AS at FROM webhook_endpoints WHERE status = 'active' AND deleted_at IS NULL AND next_due_at IS NOT NULL AND next_due_at > ?",
     )
@@ -180,6 +187,7 @@ export class DeliveryScheduler {
   private silentTooLong(): void {
     const now = this.deps.clock.now()
     inTransaction(this.deps.db, () => {
+      lockEndpoints(this.deps.db, [...this.lanes.values()].filter((l) => l.queue.length).map((l) => l.endpoint.id))
       for (const lane of this.lanes.values()) this.handBack(lane.queue.splice(0), now)
     })
     this.deps.logger.warn('this process was silent longer than a lease holder may be; its unsent webhook deliveries went back to the queue')
@@ -202,10 +210,15 @@ export class DeliveryScheduler {
     if (!gone.length) return false
     inTransaction(this.deps.db, () => {
       for (const owner of gone) {
-        const endpoints = this.deps.db.$client.query<{ endpoint_id: string }, [number, string | null]>(
-          "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_owner = NULL WHERE status = 'sending' AND lease_owner IS ? RETURNING endpoint_id",
-        ).all(now, owner)
-        for (const id of new Set(endpoints.map((e) => e.endpoint_id))) refreshEndpointDue(this.deps.db, id, now)
+        // Each endpoint's row lock before its deliveries (the order every writer keeps).
+        const endpoints = this.deps.db.$client.query<{ endpoint_id: string }, [string | null]>(
+          "SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE status = 'sending' AND lease_owner IS ?",
+        ).all(owner).map((e) => e.endpoint_id)
+        lockEndpoints(this.deps.db, endpoints)
+        const back = this.deps.db.$client.query<unknown, [number, string | null, string]>(
+          "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_owner = NULL WHERE status = 'sending' AND lease_owner IS ? AND endpoint_id = ?",
+        )
+        for (const id of endpoints) { back.run(now, owner, id); refreshEndpointDue(this.deps.db, id, now) }
       }
     })
     this.deps.logger.info({ owners: gone }, 'took back webhook deliveries a stopped process was sending')
@@ -259,20 +272,32 @@ export class DeliveryScheduler {
     if (recordNow) this.lastRecordAt = tick
     let more = false
     let counted = false
+    let recorded = false
     try {
       const now = this.deps.clock.now()
-      inTransaction(this.deps.db, () => {
-        for (const f of batch) this.record(f, now)
-        for (const id of new Set(batch.map((f) => f.claimed.delivery.endpointId))) refreshEndpointDue(this.deps.db, id, now)
-        // Recorded (if the transaction commits): a lane stopped by a failure may go on.
-        for (const f of batch) f.lane.unrecorded--
-        counted = true
-        more = this.fillLanes(now)
-      })
+      // SQLite: one transaction records and claims. PostgreSQL: attempts are recorded under the
+      // write lock (they pause endpoints, as other writers do), and claims are made apart, under
+      // row locks, so instances claim side by side and beside the job writes.
+      if (batch.length || !this.claimApart) {
+        inTransaction(this.deps.db, () => {
+          const endpoints = new Set(batch.map((f) => f.claimed.delivery.endpointId))
+          lockEndpoints(this.deps.db, endpoints)
+          for (const f of batch) this.record(f, now)
+          for (const id of endpoints) refreshEndpointDue(this.deps.db, id, now)
+          // Recorded (if the transaction commits): a lane stopped by a failure may go on.
+          for (const f of batch) f.lane.unrecorded--
+          counted = true
+          if (!this.claimApart) more = this.fillLanes(now)
+        })
+      }
+      recorded = true
+      if (this.claimApart) more = inClaimTransaction(this.deps.db, () => this.fillLanes(now))
     } catch (err) {
-      // Keep the results (their deliveries stay leased) and try again shortly.
-      if (counted) for (const f of batch) f.lane.unrecorded++
-      this.finished.unshift(...batch)
+      // Keep the results not recorded (their deliveries stay leased) and try again shortly.
+      if (!recorded) {
+        if (counted) for (const f of batch) f.lane.unrecorded++
+        this.finished.unshift(...batch)
+      }
       this.deps.logger.error({ err }, 'webhook scheduler turn failed; retrying in 1 s')
       this.armTimer(this.deps.clock.now() + 1000)
       return
@@ -285,24 +310,32 @@ export class DeliveryScheduler {
 
   /** Records one finished attempt (inside the turn's transaction). */
   private record({ claimed, result }: Finished, now: number): void {
-    const outcome = recordAttempt(this.deps.db, claimed.delivery, result, { nowMs: now, schedule: this.deps.schedule, countsTowardPause: true, retries: true, refreshDue: false })
+    const outcome = recordAttempt(this.deps.db, claimed.delivery, result, { nowMs: now, schedule: this.deps.schedule, countsTowardPause: true, retries: true, refreshDue: false, endpointLocked: true })
     if (outcome.paused) this.deps.logger.warn({ endpoint_id: claimed.delivery.endpointId }, 'webhook endpoint paused after repeated failures')
     if (!outcome.leaseHeld) this.deps.logger.warn({ delivery_id: claimed.delivery.id }, 'a webhook attempt outlived its lease; the attempt is logged, the delivery left to whoever took it over')
   }
 
-  /** Hands unsent claimed deliveries back: due again as they were, for anyone (inside a transaction). */
+  /**
+   * Takes an endpoint's row lock in the claim transaction without waiting (always, on SQLite):
+   * false when another transaction holds it (it records, hands back or claims there), and the
+   * endpoint is left for a later turn. Its deliveries, cursor and hint change only under it.
+   */
+  private claimEndpoint(id: string): boolean {
+    return !this.claimApart || this.lockNoWait.get(id) !== null
+  }
+
+  /** Hands unsent claimed deliveries back: due again as they were, for anyone (inside a transaction holding their endpoint's row lock). */
   private handBack(claims: Claimed[], now: number): void {
     const back = this.deps.db.$client.query("UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_owner = NULL WHERE id = ? AND status = 'sending' AND next_attempt_at = ?")
     for (const c of claims) back.run(c.restore.status, c.restore.nextAttemptAt, c.delivery.id, c.delivery.lease)
     if (claims.length) refreshEndpointDue(this.deps.db, claims[0]!.delivery.endpointId, now)
   }
 
-  /** Claims up to LANE_BATCH due deliveries of an endpoint, oldest first (a lease run out before all). */
   /**
    * Claims up to LANE_BATCH deliveries of an endpoint, oldest first: leases that ran out (a
    * crash), then retries that are due, then the events after its cursor that it subscribes to
-   * (as new deliveries, the cursor moving past what it read). Inside the turn's transaction, so
-   * two processes never take the same event or delivery.
+   * (as new deliveries, the cursor moving past what it read). Inside the claim transaction,
+   * holding the endpoint's row lock, so two processes never take the same event or delivery.
    */
   private claimFor(endpoint: EndpointRow, now: number): Claimed[] {
     const rows = this.expiredOf.all(endpoint.id, now, LANE_BATCH)
@@ -346,18 +379,36 @@ export class DeliveryScheduler {
     return claimed
   }
 
-  /** Refills lanes that ran dry, closes idle ones, and opens lanes for due endpoints fairly (inside the turn's transaction). */
+  /**
+   * Refills lanes that ran dry, closes idle ones, and opens lanes for due endpoints fairly (inside
+   * the claim transaction). Each endpoint is changed only under its row lock (claimEndpoint);
+   * one held elsewhere waits for a later turn (its holder's commit wakes this one: background.ts).
+   */
   private fillLanes(now: number): boolean {
     const tick = performance.now()
     for (const [id, lane] of this.lanes) {
       if (lane.current || (lane.failed && lane.unrecorded > 0)) continue
-      if (lane.failed || this.stopped) { this.handBack(lane.queue.splice(0), now); lane.failed = false }
+      // The endpoint's row lock, taken before the first change made to it here.
+      let held: boolean | undefined
+      const hold = () => (held ??= this.claimEndpoint(id))
+      if (lane.failed || this.stopped) {
+        if (lane.queue.length && !hold()) continue
+        this.handBack(lane.queue.splice(0), now)
+        lane.failed = false
+      }
       // Only an endpoint with something due is asked for more (its hint is read fresh).
       const live = !this.stopped && this.liveEndpoint(lane)
-      if (!lane.queue.length && live && lane.endpoint.nextDueAt !== null && lane.endpoint.nextDueAt <= now) lane.queue = this.claimFor(lane.endpoint, now)
+      if (!lane.queue.length && live && lane.endpoint.nextDueAt !== null && lane.endpoint.nextDueAt <= now) {
+        if (!hold()) continue
+        lane.queue = this.claimFor(lane.endpoint, now)
+      }
       if (lane.queue.length) { lane.idleSince = null; continue }
       lane.idleSince ??= tick
-      if (!live || tick - lane.idleSince >= LANE_IDLE_MS) { this.lanes.delete(id); refreshEndpointDue(this.deps.db, id, now) }
+      if (!live || tick - lane.idleSince >= LANE_IDLE_MS) {
+        if (!hold()) continue
+        this.lanes.delete(id)
+        refreshEndpointDue(this.deps.db, id, now)
+      }
     }
     if (this.stopped) return false
     const working = [...this.lanes.values()].filter((l) => this.busy(l))
@@ -387,7 +438,7 @@ export class DeliveryScheduler {
         if (!claimed.length) continue
         // No slot left: an idle lane gives its slot up.
         if (this.lanes.size >= this.global) {
-          const idle = [...this.lanes].find(([, l]) => !this.busy(l))
+          const idle = [...this.lanes].find(([idleId, l]) => !this.busy(l) && this.claimEndpoint(idleId))
           if (idle) { this.lanes.delete(idle[0]); refreshEndpointDue(this.deps.db, idle[0], now) }
         }
         this.lanes.set(r.id, { endpoint, accountId, queue: claimed, current: null, seen: endpointsSeen(), failed: false, unrecorded: 0, idleSince: null })
@@ -473,8 +524,10 @@ export class DeliveryScheduler {
       const now = this.deps.clock.now()
       inTransaction(this.deps.db, () => {
         const last = this.finished.splice(0)
+        const endpoints = new Set(last.map((f) => f.claimed.delivery.endpointId))
+        lockEndpoints(this.deps.db, [...endpoints, ...this.lanes.keys()])
         for (const f of last) this.record(f, now)
-        for (const id of new Set(last.map((f) => f.claimed.delivery.endpointId))) refreshEndpointDue(this.deps.db, id, now)
+        for (const id of endpoints) refreshEndpointDue(this.deps.db, id, now)
         for (const lane of this.lanes.values()) this.handBack([...(lane.current ? [lane.current] : []), ...lane.queue], now)
       })
       this.lanes.clear()

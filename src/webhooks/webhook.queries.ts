@@ -1,4 +1,4 @@
-import type { Db } from '../db/client'
+import { rowLock, type Db } from '../db/client'
 import type { AccountScope } from '../accounts/account-scope'
 import { notFound } from '../platform/errors'
 import { decodeCursor, page } from '../platform/paging'
@@ -105,8 +105,28 @@ export function lastEventSeq(db: Db): number {
   return db.$client.query<{ seq: number }, []>('SELECT coalesce(max(seq), 0) AS seq FROM webhook_events').get()!.seq
 }
 
-/** Lowers endpoints' `next_due_at` to `atMs` (new deliveries are due then); never raises it. */
+/**
+ * Lowers endpoints' `next_due_at` to `atMs` (new deliveries are due then); never raises it.
+ * On PostgreSQL every row is locked (and written) even when its hint is already that low: a
+ * scheduler claims an endpoint under its row lock (scheduler.ts), so it either waits for this
+ * transaction's events to commit or has committed before this lowers the hint it set.
+ */
 export function markEndpointsDue(db: Db, endpointIds: string[], atMs: number): void {
-  const lower = db.$client.query<unknown, [number, string, number]>('UPDATE webhook_endpoints SET next_due_at = ? WHERE id = ? AND (next_due_at IS NULL OR next_due_at > ?)')
-  for (const id of endpointIds) lower.run(atMs, id, atMs)
+  const lower = db.$client.query<unknown, [number, string]>(db.engine === 'postgres'
+    ? 'UPDATE webhook_endpoints SET next_due_at = CASE WHEN next_due_at IS NULL OR next_due_at > ?1 THEN ?1 ELSE next_due_at END WHERE id = ?2'
+    : 'UPDATE webhook_endpoints SET next_due_at = ?1 WHERE id = ?2 AND (next_due_at IS NULL OR next_due_at > ?1)')
+  for (const id of endpointIds) lower.run(atMs, id)
+}
+
+/**
+ * Holds endpoints' row locks until the transaction ends (PostgreSQL; SQLite has one writer and
+ * needs none), waiting for whoever holds them. An endpoint's row lock guards its deliveries and
+ * cursor: every transaction that changes them takes it first (in id order when several), and a
+ * scheduler's claim transaction takes it without waiting (`FOR UPDATE SKIP LOCKED`), so no two
+ * can deadlock.
+ */
+export function lockEndpoints(db: Db, endpointIds: Iterable<string>): void {
+  if (db.engine !== 'postgres') return
+  const lock = db.$client.query<unknown, [string]>(`SELECT id FROM webhook_endpoints WHERE id = ?${rowLock(db, 'wait')}`)
+  for (const id of [...new Set(endpointIds)].sort()) lock.get(id)
 }

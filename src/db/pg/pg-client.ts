@@ -168,13 +168,16 @@ export class PgClient {
 
   /**
    * bun:sqlite's transaction(): a function that runs `fn` in a transaction (a savepoint when one
-   * is open), committed when it returns and rolled back when it throws. Every kind takes the write lock.
+   * is open), committed when it returns and rolled back when it throws. Every kind takes the write
+   * lock, unless `writeLock` is false: a claim transaction (client.ts inClaimTransaction), which
+   * takes row locks instead.
    */
-  transaction<A extends unknown[], T>(fn: (...args: A) => T): TxFn<A, T> {
+  transaction<A extends unknown[], T>(fn: (...args: A) => T, opts: { writeLock?: boolean } = {}): TxFn<A, T> {
+    const begin = opts.writeLock === false ? 'BEGIN' : `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`
     const run = (...args: A): T => {
       const outer = this.depth === 0
       const name = `s${this.depth}`
-      this.send({ op: 'exec', sql: outer ? `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})` : `SAVEPOINT ${name}` })
+      this.send({ op: 'exec', sql: outer ? begin : `SAVEPOINT ${name}` })
       if (outer) this.dirty = false
       this.depth++
       try {
