@@ -23,7 +23,7 @@
  *
  * A section is a named { name, summary, run(ctx) } in scripts/bench/; add it to SECTIONS below.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -133,6 +133,9 @@ async function main(): Promise<number> {
         failed = true
         rows.push({ section: section.name, metric: 'error', value: String(err instanceof Error ? err.message : err).split('\n')[0]!, target: '', pass: false })
         process.stderr.write(`${section.name}: failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`)
+        // What the section's servers logged, kept for a look at why.
+        const kept = join(ROOT, '.tmp', `bench-failed-${section.name}-${Date.now().toString(36)}`)
+        try { cpSync(ctx.tmp, kept, { recursive: true }); process.stderr.write(`${section.name}: its folder (server logs) is kept at ${kept}\n`) } catch { /* the report goes on */ }
       } finally {
         await children.stopAll()
       }

@@ -4,7 +4,9 @@
  * latency, default settings and log level, output to a file), and webhook fan-out (one burst of
  * jobs to 10 endpoints on a local HTTPS receiver: deliveries per second until the last arrives).
  * Then on PostgreSQL, two instances on the one database against one: reads and creates, each
- * instance loaded by its own client at once, requests/s summed.
+ * instance loaded by its own client at once, requests/s summed; and the fan-out burst written
+ * through both, delivered by both (their schedulers claim side by side). Each fan-out's
+ * endpoints are deleted after it, so the loads before and after run with no endpoint.
  *
  * PostgreSQL is a throwaway cluster started for the section (test/pg.ts: initdb in a temporary
  * folder, fsync on, as an operator's would be), on this machine's loopback like everything else.
@@ -31,7 +33,7 @@ function command(ctx: BenchContext, engine: Engine, args: string[]): string {
 
 async function post(server: RunningServer, key: string, path: string, body: unknown): Promise<any> {
   const res = await fetch(`${server.baseUrl}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  if (res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${await res.text()}`)
+  if (res.status !== 201) throw new Error(`POST ${server.baseUrl} ${path} answered ${res.status}: ${await res.text()}`)
   return res.json()
 }
 
@@ -45,16 +47,25 @@ async function readsAndCreates(ctx: BenchContext, server: RunningServer, key: st
   return { reads, creates }
 }
 
-/** One burst of jobs fanned out to ENDPOINTS endpoints: deliveries per second until the last one arrived. */
-async function fanOut(ctx: BenchContext, server: RunningServer, key: string, receiver: Receiver): Promise<number> {
+/**
+ * One burst of jobs fanned out to ENDPOINTS endpoints, the jobs written through `servers` in
+ * turn: deliveries per second until the last one arrived. The endpoints are deleted after.
+ */
+async function fanOut(servers: RunningServer[], key: string, receiver: Receiver, tag: string): Promise<number> {
   await receiver.reset()
-  for (let e = 0; e < ENDPOINTS; e++) await post(server, key, '/webhooks', { url: `${receiver.httpsUrl}/e/${e}`, events: ['job.created'] })
+  const endpoints: string[] = []
+  for (let e = 0; e < ENDPOINTS; e++) endpoints.push((await post(servers[0]!, key, '/webhooks', { url: `${receiver.httpsUrl}/e/${e}`, events: ['job.created'] })).id)
   const started = performance.now()
-  await Promise.all(Array.from({ length: FANOUT_JOBS }, (_, i) => post(server, key, '/jobs', JOB(`F-${i}`))))
+  await Promise.all(Array.from({ length: FANOUT_JOBS }, (_, i) => post(servers[i % servers.length]!, key, '/jobs', JOB(`${tag}-${i}`))))
   const want = ENDPOINTS * FANOUT_JOBS
   const got = await receiver.waitForCount(want, 120_000)
   if (got < want) throw new Error(`only ${got} of ${want} deliveries arrived in 2 minutes`)
-  return want / ((performance.now() - started) / 1000)
+  const perSecond = want / ((performance.now() - started) / 1000)
+  for (const id of endpoints) {
+    const res = await fetch(`${servers[0]!.baseUrl}/api/v1/webhooks/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } })
+    if (res.status !== 200) throw new Error(`DELETE /webhooks/${id} answered ${res.status}`)
+  }
+  return perSecond
 }
 
 export const engines: Section = {
@@ -81,20 +92,23 @@ export const engines: Section = {
         const { reads, creates } = await readsAndCreates(ctx, server, key, ids)
         recordLoad(ctx, `${engine.name}: GET /api/v1/jobs/{id}`, reads)
         recordLoad(ctx, `${engine.name}: POST /api/v1/jobs`, creates)
-        const perSecond = await fanOut(ctx, server, key, receiver)
+        const perSecond = await fanOut([server], key, receiver, 'F')
         ctx.record({ metric: `${engine.name}: webhook fan-out, ${FANOUT_JOBS} jobs x ${ENDPOINTS} endpoints, deliveries/s to the last arrival`, value: fmt(perSecond), target: '', pass: null })
         figures[engine.name] = { reads: reads.rps, creates: creates.rps, fanOut: perSecond }
         await ctx.children.stop(server.proc)
 
         if (engine.name === 'PostgreSQL') {
           // Two instances on the one database, each loaded by its own client at the same time.
-          const one = await startTowline(ctx, engine.db, { env: engine.env, logFile: engine.log })
-          const two = await startTowline(ctx, engine.db, { env: engine.env, logFile: engine.log })
+          const one = await startTowline(ctx, engine.db, { env: { ...engine.env, ...webhookEnv }, logFile: engine.log })
+          const two = await startTowline(ctx, engine.db, { env: { ...engine.env, ...webhookEnv }, logFile: engine.log })
           const both = await Promise.all([one, two].map((t) => readsAndCreates(ctx, t.server, key, ids)))
+          for (const [i, r] of both.entries()) ctx.log(`PostgreSQL, instance ${i + 1} of 2: reads ${fmt(r.reads.rps)}/s (${r.reads.failures} failures), creates ${fmt(r.creates.rps)}/s (${r.creates.failures} failures)`)
           const reads2 = both[0]!.reads.rps + both[1]!.reads.rps
           const creates2 = both[0]!.creates.rps + both[1]!.creates.rps
           ctx.record({ metric: 'PostgreSQL, two instances: GET /api/v1/jobs/{id} requests/s (sum), and against one', value: `${fmt(reads2)} (${fmt(reads2 / reads.rps, 2)}x)`, target: '', pass: null })
           ctx.record({ metric: 'PostgreSQL, two instances: POST /api/v1/jobs requests/s (sum), and against one', value: `${fmt(creates2)} (${fmt(creates2 / creates.rps, 2)}x)`, target: '', pass: null })
+          const fanOut2 = await fanOut([one.server, two.server], key, receiver, 'G')
+          ctx.record({ metric: `PostgreSQL, two instances: webhook fan-out (jobs written through both), deliveries/s, and against one`, value: `${fmt(fanOut2)} (${fmt(fanOut2 / perSecond, 2)}x)`, target: '', pass: null })
           await ctx.children.stop(one.server.proc)
           await ctx.children.stop(two.server.proc)
         }

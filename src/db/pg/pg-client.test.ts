@@ -35,6 +35,22 @@ describe('answers as bun:sqlite does', () => {
   })
 })
 
+describe('answers', () => {
+  test('each statement gets its own answer even when the answer reaches this thread after its signal (a busy machine)', () => {
+    // The thread signals each answer 5 ms before posting it: the client waits for the answer,
+    // never reads on without it (it did: a TypeError, then every statement got the one before's answer).
+    const lagging = new PgClient(cluster.url('client'), { answerLagMs: 5 })
+    try {
+      const got: unknown[] = []
+      for (let i = 0; i < 20; i++) got.push(lagging.query('SELECT ?::int AS n').get(i))
+      expect(got).toEqual(Array.from({ length: 20 }, (_, n) => ({ n })))
+      expect(lagging.query('SELECT count(*) AS n FROM t WHERE id = ?').get('a')).toEqual({ n: 1 })
+    } finally {
+      lagging.close()
+    }
+  })
+})
+
 describe('transactions', () => {
   test('a throw rolls the whole transaction back; a nested one is a savepoint', () => {
     expect(() => c.transaction(() => {

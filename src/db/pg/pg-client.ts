@@ -1,6 +1,6 @@
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads'
 import { randomBytes } from 'node:crypto'
-import { CHANGES, type PgReply, type PgRequest, type PgThreadData } from './pg-protocol'
+import { CHANGES, type PgAnswer, type PgReply, type PgRequest, type PgThreadData } from './pg-protocol'
 import { toPostgres } from './to-postgres'
 import { COMPILED } from '../../platform/compiled'
 
@@ -77,6 +77,10 @@ export class PgClient {
   private readonly worker: Worker
   private readonly port: import('node:worker_threads').MessagePort
   private readonly flag: Int32Array
+  /** The number of the last answer taken (pg-protocol.ts). */
+  private answered = 0
+  /** Slept on (Atomics.wait) while a posted answer is on its way to the port. */
+  private readonly pause = new Int32Array(new SharedArrayBuffer(4))
   private readonly cache = new Map<string, PgStatement<any, any>>()
   private depth = 0
   /** Whether the open transaction wrote: its commit is then announced. */
@@ -85,20 +89,45 @@ export class PgClient {
   /** This client's name in the announcements of commits. */
   private readonly instance = randomBytes(8).toString('hex')
 
-  constructor(readonly url: string, opts: { connectTimeoutMs?: number } = {}) {
+  constructor(readonly url: string, opts: { connectTimeoutMs?: number; /** Tests only (PgThreadData). */ answerLagMs?: number } = {}) {
     const { port1, port2 } = new MessageChannel()
     const signal = new SharedArrayBuffer(8)
     this.flag = new Int32Array(signal)
     this.port = port1
-    const data: PgThreadData = { url, port: port2, signal, instance: this.instance }
+    const data: PgThreadData = { url, port: port2, signal, instance: this.instance, answerLagMs: opts.answerLagMs }
     this.worker = new Worker(THREAD_URL, { workerData: data, transferList: [port2 as never] })
     this.worker.unref()
     // The thread answers first with its connection (or why it has none), as SQLite's open would.
-    const waited = Atomics.wait(this.flag, 0, 0, opts.connectTimeoutMs ?? 15_000)
-    const first = waited === 'timed-out' ? undefined : receiveMessageOnPort(port1)?.message as PgReply | undefined
+    const first = this.answer(opts.connectTimeoutMs ?? 15_000)
     if (!first?.ok) {
       void this.worker.terminate()
       throw new PgError(`could not connect to PostgreSQL: ${first ? first.message : 'no answer'}`, first?.sqlstate)
+    }
+  }
+
+  /**
+   * Waits for the thread's next answer (numbered: the one after the last taken) and returns it,
+   * or undefined after `timeoutMs`. The number comes in slot 0 of the signal once the answer is
+   * posted, but the message itself can reach this thread's port a moment later: it is waited for,
+   * never taken to be missing, and an answer of another number is never taken for it (each
+   * statement gets its own answer, whatever the timing).
+   */
+  private answer(timeoutMs: number): PgAnswer | undefined {
+    const want = (this.answered + 1) | 0
+    const deadline = performance.now() + timeoutMs
+    for (let seen = Atomics.load(this.flag, 0); seen !== want; seen = Atomics.load(this.flag, 0)) {
+      const left = deadline - performance.now()
+      if (left <= 0) return undefined
+      Atomics.wait(this.flag, 0, seen, left)
+    }
+    for (;;) {
+      const got = receiveMessageOnPort(this.port)?.message as PgAnswer | undefined
+      if (got?.n === want) { this.answered = want; return got }
+      // Posted, not arrived yet: look again in a moment.
+      if (got === undefined) {
+        if (performance.now() > deadline) return undefined
+        Atomics.wait(this.pause, 0, 0, 0.05)
+      }
     }
   }
 
@@ -125,13 +154,12 @@ export class PgClient {
    */
   send(req: PgRequest): Extract<PgReply, { ok: true }> {
     if (this.closed) throw new PgError('the database connection is closed')
-    Atomics.store(this.flag, 0, 0)
     this.port.postMessage(req)
-    if (Atomics.wait(this.flag, 0, 0, ANSWER_TIMEOUT_MS) === 'timed-out') {
+    const reply = this.answer(ANSWER_TIMEOUT_MS)
+    if (!reply) {
       this.close()
       throw new PgError(`PostgreSQL did not answer in ${ANSWER_TIMEOUT_MS / 1000} s; the connection is closed`)
     }
-    const reply = receiveMessageOnPort(this.port)!.message as PgReply
     if (!reply.ok) throw new PgError(reply.message, reply.sqlstate, reply.constraint, reply.detail)
     return reply
   }

@@ -6,9 +6,9 @@
  */
 import { workerData } from 'node:worker_threads'
 import { SQL } from 'bun'
-import { CHANGES, type PgReply, type PgRequest, type PgThreadData } from './pg-protocol'
+import { CHANGES, type PgAnswer, type PgReply, type PgRequest, type PgThreadData } from './pg-protocol'
 
-const { url, port, signal, instance } = workerData as PgThreadData
+const { url, port, signal, instance, answerLagMs } = workerData as PgThreadData
 const flag = new Int32Array(signal)
 
 /** numeric's type id: sum() and avg() of integers come as its text. (int8 comes as BigInt.) */
@@ -95,10 +95,16 @@ async function run(req: PgRequest): Promise<PgReply> {
 // One statement at a time: the server's thread waits for each answer before sending the next.
 port.on('message', async (req: PgRequest) => { answer(await run(req)) })
 
+/** How many answers were posted: each carries its number, and slot 0 holds the last one's. */
+let answers = 0
+
 function answer(reply: PgReply): void {
-  port.postMessage(reply)
-  Atomics.store(flag, 0, 1)
+  answers = (answers + 1) | 0
+  const message: PgAnswer = { ...reply, n: answers }
+  if (!answerLagMs) port.postMessage(message)
+  Atomics.store(flag, 0, answers)
   Atomics.notify(flag, 0)
+  if (answerLagMs) setTimeout(() => port.postMessage(message), answerLagMs)
 }
 
 // The first answer is the connection's: the server's thread waits for it as for any other.
