@@ -319,6 +319,37 @@ describe('robustness', () => {
   })
 })
 
+describe('idle turns', () => {
+  // SQLite: another connection's long write (an import) holds the one write lock. On PostgreSQL
+  // claims take no write lock at all (the tests above).
+  test.skipIf(TEST_ENGINE === 'postgres')('a turn with nothing to record or claim takes no write lock: a long write elsewhere does not hold this thread up', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    await endpoint(key, '/idle')
+    const errors: string[] = []
+    const s = scheduler({ logger: pino({ level: 'error' }, { write: (line: string) => { errors.push(line) } }) })
+    s.start()
+    await Bun.sleep(50)
+    const other = openDatabase(api.db.location)
+    try {
+      other.$client.exec('BEGIN IMMEDIATE')
+      // Another process's commit wakes the scheduler (background.ts): this turn finds nothing to do.
+      const woke = performance.now()
+      s.wake()
+      await Bun.sleep(50)
+      // Waiting for the lock would have held this thread for the busy timeout (5 s), then failed the turn.
+      expect(performance.now() - woke).toBeLessThan(2_000)
+      other.$client.exec('COMMIT')
+    } finally {
+      closeDatabase(other)
+    }
+    expect(errors.filter((l) => l.includes('turn failed'))).toEqual([])
+    await newJob(key)
+    s.wake()
+    await until(() => at('/idle').length === 1)
+  })
+})
+
 describe('fairness', () => {
   test("one account's endpoints at a black hole never hold up another account's delivery", async () => {
     api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })

@@ -119,6 +119,8 @@ export class DeliveryScheduler {
   private moveCursor
   private holders
   private lockNoWait
+  /** The due query without row locks: whether a turn has anything to claim. */
+  private anyDue
   /** On PostgreSQL claims run in their own transaction, under row locks, not the write lock (inClaimTransaction). */
   private readonly claimApart: boolean
 
@@ -126,6 +128,7 @@ export class DeliveryScheduler {
     this.holders = new LeaseHolders(deps.db, deps.clock, deps.owner ?? LEASE_OWNER)
     this.claimApart = deps.db.engine === 'postgres'
     this.dueEndpoints = deps.db.$client.query<DueRow, [number, string, number]>(DUE_ENDPOINTS_SQL + rowLock(deps.db, 'skip'))
+    this.anyDue = deps.db.$client.query<DueRow, [number, string, number]>(DUE_ENDPOINTS_SQL)
     this.lockNoWait = deps.db.$client.query<{ id: string }, [string]>(`SELECT id FROM webhook_endpoints WHERE id = ?${rowLock(deps.db, 'skip')}`)
     this.nextWake = deps.db.$client.query<{ at: number | null }, [number]>(
       "SELECT min(next_due_at) AS at FROM webhook_endpoints WHERE status = 'active' AND deleted_at IS NULL AND next_due_at IS NOT NULL AND next_due_at > ?",
@@ -275,6 +278,13 @@ export class DeliveryScheduler {
     let recorded = false
     try {
       const now = this.deps.clock.now()
+      // Nothing to record, no lane open, nothing due (a wake for another process's commit, the
+      // safety-net timer): no write transaction. It would wait for the write lock, on this
+      // thread, while a long write elsewhere holds it (an import): every request would wait.
+      if (!batch.length && !this.lanes.size && !this.anyDue.all(now, '[]', 1).length) {
+        this.armNext()
+        return
+      }
       // SQLite: one transaction records and claims. PostgreSQL: attempts are recorded under the
       // write lock (they pause endpoints, as other writers do), and claims are made apart, under
       // row locks, so instances claim side by side and beside the job writes.

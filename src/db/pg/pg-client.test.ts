@@ -86,6 +86,23 @@ describe('other connections', () => {
     }
   })
 
+  test('row locks are not announced: a claim that takes nothing wakes no other instance', async () => {
+    const other = new PgClient(cluster.url('client'))
+    try {
+      const before = c.dataVersion()
+      other.query('SELECT id FROM t WHERE id = ? FOR UPDATE SKIP LOCKED').get('own')
+      other.transaction(() => { other.query('SELECT id FROM t WHERE id = ? FOR NO KEY UPDATE').get('own') }, { writeLock: false })()
+      other.query('UPDATE t SET n = 3 WHERE id = ?').run('own')
+      const end = Date.now() + 5000
+      while (c.dataVersion() === before && Date.now() < end) await Bun.sleep(5)
+      await Bun.sleep(100)
+      // Announcements arrive in order: had the locks been announced, the count would be past 1.
+      expect(c.dataVersion() - before).toBe(1)
+    } finally {
+      other.close()
+    }
+  })
+
   test('a connection the server cut fails its statement and is replaced for the next one', () => {
     cluster.restart()
     let first: unknown

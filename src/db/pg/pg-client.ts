@@ -52,7 +52,8 @@ export class PgStatement<R = unknown, P extends Params = Params> {
   /** Whether the statement writes (so its commit is announced to other connections). */
   private readonly writes: boolean
   constructor(private readonly client: PgClient, readonly source: string, private readonly text: string, announce = true) {
-    this.writes = announce && /\b(INSERT|UPDATE|DELETE)\b/i.test(text)
+    // A row lock (SELECT ... FOR UPDATE) changes nothing another instance could read.
+    this.writes = announce && /\b(INSERT|UPDATE|DELETE)\b/i.test(text.replace(/\bFOR\s+(NO\s+KEY\s+)?UPDATE\b/gi, ''))
   }
   private send(op: 'all' | 'values' | 'run', params: P) {
     return this.client.send({ op, sql: this.text, params: bindable(params), announce: this.writes && this.client.wrote() })
