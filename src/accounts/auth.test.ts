@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { expectError, startTestApi, type TestApi } from '../../test/kit'
+import { expectError, startTestApi, TEST_ENGINE, type TestApi } from '../../test/kit'
+import { closeDatabase, openDatabase } from '../db/client'
 import { createAccount } from './create-account'
 import { revokeKey } from './revoke-key'
 import { listSites } from './account.queries'
@@ -92,6 +93,30 @@ describe('authentication', () => {
     api = startTestApi()
     const err = await expectError(await api.request('GET', '/api/v1/me', { key: api.key(['roster:read']) }), 403, 'insufficient_scope')
     expect(err.details.required_scope).toBe('jobs:read')
+  })
+})
+
+describe('last used', () => {
+  // SQLite: another connection's long write (an import) holds the one write lock.
+  test.skipIf(TEST_ENGINE === 'postgres')("a key's last-used time never waits for another connection's write: the request is answered, the time written a second later", async () => {
+    api = startTestApi()
+    const key = api.key(['jobs:read'])
+    const lastUsed = () => (api.db.$client.query('SELECT last_used_at AS t FROM api_keys').get() as { t: number | null }).t
+    const other = openDatabase(api.db.location)
+    try {
+      other.$client.exec('BEGIN IMMEDIATE')
+      const started = performance.now()
+      expect((await api.request('GET', '/api/v1/me', { key })).status).toBe(200)
+      // Waiting for the lock would have been the busy timeout (5 s), then a 500.
+      expect(performance.now() - started).toBeLessThan(2_000)
+      other.$client.exec('COMMIT')
+    } finally {
+      closeDatabase(other)
+    }
+    expect(lastUsed()).toBeNull()
+    api.clock.advance(1_000)
+    expect((await api.request('GET', '/api/v1/me', { key })).status).toBe(200)
+    expect(lastUsed()).toBe(api.clock.now())
   })
 })
 

@@ -1,4 +1,4 @@
-import type { Db } from '../db/client'
+import { writeIfFree, type Db } from '../db/client'
 import { AppError } from '../platform/errors'
 import { hashApiKey, looksLikeApiKey } from './api-key'
 import type { Scope } from './scopes'
@@ -107,8 +107,8 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
     const now = nowMs()
     // last_used_at is informational: written at most once a minute per key, not per request.
     if (hit.touchedAt < now - 60_000) {
-      hit.touchedAt = now
-      touch.run(now, hit.principal.keyId)
+      // Never waits for another connection's write (an import): then it is tried again in a second.
+      hit.touchedAt = writeIfFree(db, () => touch.run(now, hit.principal.keyId)) ? now : now - 59_001
     }
     return hit.principal
   }

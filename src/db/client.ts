@@ -36,6 +36,9 @@ export type Engine = 'sqlite' | 'postgres'
 export type Db = Omit<BunSQLiteDatabase<typeof schema>, '$client'> & { $client: SqlClient; engine: Engine; /** The file (SQLite) or URL (PostgreSQL) it was opened from. */ location: string }
 
 
+/** How long a SQLite statement waits for the write lock another connection holds (a CLI command, the import thread, a backup). */
+const BUSY_TIMEOUT_MS = 5000
+
 /**
  * Opens the SQLite file with the settings the service relies on: WAL (readers never block the
  * one writer), synchronous NORMAL, a busy timeout for other processes (CLI, backups) and
@@ -58,7 +61,7 @@ export function openDatabase(path: string, opts: { create?: boolean } = {}): Db 
   sqlite.exec('PRAGMA page_size = 2048')
   sqlite.exec('PRAGMA journal_mode = WAL')
   sqlite.exec('PRAGMA synchronous = NORMAL')
-  sqlite.exec('PRAGMA busy_timeout = 5000')
+  sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
   sqlite.exec('PRAGMA foreign_keys = ON')
   sqlite.exec('PRAGMA temp_store = MEMORY')
   // Checkpoint every ~16 MB of WAL rather than 4: a hot page rewritten by many commits is copied
@@ -134,6 +137,27 @@ export function inClaimTransaction<T>(db: Db, fn: (tx: Db) => T extends Promise<
 export function rowLock(db: Db, kind: 'skip' | 'wait'): string {
   if (db.engine === 'sqlite') return ''
   return kind === 'skip' ? ' FOR UPDATE SKIP LOCKED' : ' FOR UPDATE'
+}
+
+/**
+ * Runs a write that can be left for later (a key's or a session's last-used time) without
+ * waiting for the write lock: on SQLite, when another connection holds it (an import writing for
+ * a few hundred ms), it returns false at once instead of holding up this thread, and every
+ * request behind it, for as long as that write takes. Inside a transaction, and on PostgreSQL
+ * (an autocommit statement there takes no write lock), it just runs.
+ */
+export function writeIfFree(db: Db, write: () => void): boolean {
+  if (db.engine !== 'sqlite' || db.$client.inTransaction) { write(); return true }
+  db.$client.exec('PRAGMA busy_timeout = 0')
+  try {
+    write()
+    return true
+  } catch (err) {
+    if (String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) return false
+    throw err
+  } finally {
+    db.$client.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  }
 }
 
 /** Returns a cheap check that the database still answers a query. */

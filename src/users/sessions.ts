@@ -1,5 +1,5 @@
 import { and, eq, isNull } from 'drizzle-orm'
-import type { Db } from '../db/client'
+import { writeIfFree, type Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { newId, randomBase62 } from '../platform/ids'
 import { hashToken } from '../platform/sealed'
@@ -45,7 +45,8 @@ export function resolveSession(db: Db, clock: Clock, token: string): SessionUser
   const now = clock.now()
   const { s, u } = row
   if (s.endedAt !== null || u.disabledAt !== null || now >= s.expiresAt || now - s.lastSeenAt >= SESSION_IDLE_MS) return null
-  if (now - s.lastSeenAt >= TOUCH_EVERY_MS) db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, s.id)).run()
+  // Never waits for another connection's write (an import): a later request writes it.
+  if (now - s.lastSeenAt >= TOUCH_EVERY_MS) writeIfFree(db, () => { db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, s.id)).run() })
   return {
     sessionId: s.id, userId: u.id, email: u.email, role: u.role, accountId: u.accountId, accountName: row.accountName,
     expiresAt: Math.min(s.expiresAt, Math.max(now, s.lastSeenAt) + SESSION_IDLE_MS),

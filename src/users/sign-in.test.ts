@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { startTestApi, type TestApi } from '../../test/kit'
+import { startTestApi, TEST_ENGINE, type TestApi } from '../../test/kit'
+import { closeDatabase, openDatabase } from '../db/client'
 import { createUser } from './create-user'
 import { setUserDisabled, setUserPassword } from './manage-user'
 
@@ -177,5 +178,30 @@ describe('sessions', () => {
     for (const cookie of ['towline_session=' + 'A'.repeat(32), 'towline_session={"a":1}', 'towline_session=', 'other=1']) {
       expect((await get('/board', cookie)).status).toBe(303)
     }
+  })
+})
+
+describe('last seen', () => {
+  // SQLite: another connection's long write (an import) holds the one write lock.
+  test.skipIf(TEST_ENGINE === 'postgres')("a session's last-seen time never waits for another connection's write: the page is answered, the time written by a later request", async () => {
+    await makeUser()
+    const cookie = await signIn()
+    const lastSeen = () => (api.db.$client.query('SELECT last_seen_at AS t FROM sessions').get() as { t: number }).t
+    const signedInAt = lastSeen()
+    api.clock.advance(61_000)
+    const other = openDatabase(api.db.location)
+    try {
+      other.$client.exec('BEGIN IMMEDIATE')
+      const started = performance.now()
+      expect((await get('/board', cookie)).status).toBe(200)
+      // Waiting for the lock would have been the busy timeout (5 s), then a failed request.
+      expect(performance.now() - started).toBeLessThan(2_000)
+      other.$client.exec('COMMIT')
+    } finally {
+      closeDatabase(other)
+    }
+    expect(lastSeen()).toBe(signedInAt)
+    expect((await get('/board', cookie)).status).toBe(200)
+    expect(lastSeen()).toBe(api.clock.now())
   })
 })
