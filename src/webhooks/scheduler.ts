@@ -278,10 +278,10 @@ export class DeliveryScheduler {
     let recorded = false
     try {
       const now = this.deps.clock.now()
-      // Nothing to record, no lane open, nothing due (a wake for another process's commit, the
+      // Nothing to record (now or soon), no lane open, nothing due (a wake for another process's commit, the
       // safety-net timer): no write transaction. It would wait for the write lock, on this
       // thread, while a long write elsewhere holds it (an import): every request would wait.
-      if (!batch.length && !this.lanes.size && !this.anyDue.all(now, '[]', 1).length) {
+      if (!batch.length && !this.finished.length && !this.lanes.size && !this.anyDue.all(now, '[]', 1).length) {
         this.armNext()
         return
       }
