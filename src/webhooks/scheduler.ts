@@ -6,7 +6,7 @@ import { endpointsSeen, onDeliveriesQueued, subscribes } from './fan-out'
 import { newId } from '../platform/ids'
 import { claimDelivery, recordAttempt, type LeasedDelivery } from './record-attempt'
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
-import { DELIVERIES_WITH_DATA, DELIVERY_DATA, lockEndpoints, refreshEndpointDue, toEndpointRow, type EndpointRow } from './webhook.queries'
+import { DELIVERIES_WITH_DATA, DELIVERY_DATA, lockEndpoints, refreshEndpointDue, toEndpointRow, tryLockEndpoint, type EndpointRow } from './webhook.queries'
 import { LEASE_OWNER } from '../platform/lease-owner'
 import { LeaseHolders } from '../platform/lease-holders'
 import { openLinksIn, type JobLinks } from '../jobs/job-links'
@@ -118,7 +118,6 @@ export class DeliveryScheduler {
   private insertDelivery
   private moveCursor
   private holders
-  private lockNoWait
   /** The due query without row locks: whether a turn has anything to claim. */
   private anyDue
   /** On PostgreSQL claims run in their own transaction, under row locks, not the write lock (inClaimTransaction). */
@@ -129,7 +128,6 @@ export class DeliveryScheduler {
     this.claimApart = deps.db.engine === 'postgres'
     this.dueEndpoints = deps.db.$client.query<DueRow, [number, string, number]>(DUE_ENDPOINTS_SQL + rowLock(deps.db, 'skip'))
     this.anyDue = deps.db.$client.query<DueRow, [number, string, number]>(DUE_ENDPOINTS_SQL)
-    this.lockNoWait = deps.db.$client.query<{ id: string }, [string]>(`SELECT id FROM webhook_endpoints WHERE id = ?${rowLock(deps.db, 'skip')}`)
     this.nextWake = deps.db.$client.query<{ at: number | null }, [number]>(
       "SELECT min(next_due_at) AS at FROM webhook_endpoints WHERE status = 'active' AND deleted_at IS NULL AND next_due_at IS NOT NULL AND next_due_at > ?",
     )
@@ -325,15 +323,6 @@ export class DeliveryScheduler {
     if (!outcome.leaseHeld) this.deps.logger.warn({ delivery_id: claimed.delivery.id }, 'a webhook attempt outlived its lease; the attempt is logged, the delivery left to whoever took it over')
   }
 
-  /**
-   * Takes an endpoint's row lock in the claim transaction without waiting (always, on SQLite):
-   * false when another transaction holds it (it records, hands back or claims there), and the
-   * endpoint is left for a later turn. Its deliveries, cursor and hint change only under it.
-   */
-  private claimEndpoint(id: string): boolean {
-    return !this.claimApart || this.lockNoWait.get(id) !== null
-  }
-
   /** Hands unsent claimed deliveries back: due again as they were, for anyone (inside a transaction holding their endpoint's row lock). */
   private handBack(claims: Claimed[], now: number): void {
     const back = this.deps.db.$client.query("UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_owner = NULL WHERE id = ? AND status = 'sending' AND next_attempt_at = ?")
@@ -391,7 +380,7 @@ export class DeliveryScheduler {
 
   /**
    * Refills lanes that ran dry, closes idle ones, and opens lanes for due endpoints fairly (inside
-   * the claim transaction). Each endpoint is changed only under its row lock (claimEndpoint);
+   * the claim transaction). Each endpoint is changed only under its row lock (tryLockEndpoint);
    * one held elsewhere waits for a later turn (its holder's commit wakes this one: background.ts).
    */
   private fillLanes(now: number): boolean {
@@ -400,7 +389,7 @@ export class DeliveryScheduler {
       if (lane.current || (lane.failed && lane.unrecorded > 0)) continue
       // The endpoint's row lock, taken before the first change made to it here.
       let held: boolean | undefined
-      const hold = () => (held ??= this.claimEndpoint(id))
+      const hold = () => (held ??= tryLockEndpoint(this.deps.db, id))
       if (lane.failed || this.stopped) {
         if (lane.queue.length && !hold()) continue
         this.handBack(lane.queue.splice(0), now)
@@ -448,7 +437,7 @@ export class DeliveryScheduler {
         if (!claimed.length) continue
         // No slot left: an idle lane gives its slot up.
         if (this.lanes.size >= this.global) {
-          const idle = [...this.lanes].find(([idleId, l]) => !this.busy(l) && this.claimEndpoint(idleId))
+          const idle = [...this.lanes].find(([idleId, l]) => !this.busy(l) && tryLockEndpoint(this.deps.db, idleId))
           if (idle) { this.lanes.delete(idle[0]); refreshEndpointDue(this.deps.db, idle[0], now) }
         }
         this.lanes.set(r.id, { endpoint, accountId, queue: claimed, current: null, seen: endpointsSeen(), failed: false, unrecorded: 0, idleSince: null })

@@ -130,3 +130,12 @@ export function lockEndpoints(db: Db, endpointIds: Iterable<string>): void {
   const lock = db.$client.query<unknown, [string]>(`SELECT id FROM webhook_endpoints WHERE id = ?${rowLock(db, 'wait')}`)
   for (const id of [...new Set(endpointIds)].sort()) lock.get(id)
 }
+
+/**
+ * Takes an endpoint's row lock without waiting, in a claim transaction (always true on SQLite):
+ * false when another transaction holds it (it records, hands back or claims there).
+ */
+export function tryLockEndpoint(db: Db, endpointId: string): boolean {
+  if (db.engine !== 'postgres') return true
+  return db.$client.query<{ id: string }, [string]>(`SELECT id FROM webhook_endpoints WHERE id = ?${rowLock(db, 'skip')}`).get(endpointId) !== null
+}
