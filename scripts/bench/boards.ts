@@ -268,9 +268,8 @@ export const boards: Section = {
     ctx.record({ metric: 'machine load average 1 / 5 / 15 min, at start', value: load(), target: '', pass: null })
     const db = join(ctx.tmp, 'boards.db')
     const { key, login } = await makeAccount(ctx, db)
-    // Default settings and log level (LOG_LEVEL unset means info); the rate limits stay lifted.
     // No map tiles: the default tile server is on the internet, and the bench talks to loopback only.
-    const { server } = await startTowline(ctx, db, { env: { LOG_LEVEL: 'info', TOWLINE_TILE_URL: '' } })
+    const { server } = await startTowline(ctx, db, { env: { TOWLINE_TILE_URL: '' } })
     const jobIds = await addActiveJobs(server, key)
     const cookie = await signInSession(server, login)
     const state = await boardPosition(server, cookie)

@@ -16,11 +16,15 @@ const TARGET_RSS_MB = 150
  */
 const SATURATED_CORES = 0.8
 
-/** Environment for `towline serve` in the bench: no TOWLINE_* from the caller, limits out of the way. */
+/**
+ * Environment for towline in the bench: as operators run it (default settings and log level:
+ * no TOWLINE_* or LOG_LEVEL from the caller, so every request writes its access-log line), with
+ * the per-key rate limits lifted so that the load is measured, not refused.
+ */
 export function towlineEnv(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TOWLINE_')) env[k] = v
-  return { ...env, TOWLINE_RATE_LIMIT_READS: '100000000', TOWLINE_RATE_LIMIT_WRITES: '100000000', LOG_LEVEL: 'warn' }
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TOWLINE_') && k !== 'LOG_LEVEL') env[k] = v
+  return { ...env, TOWLINE_RATE_LIMIT_READS: '100000000', TOWLINE_RATE_LIMIT_WRITES: '100000000' }
 }
 
 /** Creates an API key with every scope in `db` and returns it. */

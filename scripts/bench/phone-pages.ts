@@ -341,7 +341,7 @@ export async function measurePhonePages(ctx: BenchContext): Promise<void> {
   ctx.record({ metric: 'machine load average 1 / 5 / 15 min, before the phone pages', value: load(), target: '', pass: null })
   const db = join(ctx.tmp, 'phone.db')
   const key = await createBenchKey(ctx, db)
-  const { server } = await startTowline(ctx, db, { env: { LOG_LEVEL: 'info', TOWLINE_TILE_URL: '' } })
+  const { server } = await startTowline(ctx, db, { env: { TOWLINE_TILE_URL: '' } })
   const job = await makeJob(ctx, db, server, key)
   const browser = await launchChromium()
   try {
