@@ -160,6 +160,22 @@ export async function expectError(res: Response, status: number, code: string) {
   return body.error as { code: string; message: string; details: Record<string, any> }
 }
 
+/**
+ * Runs `body` while another connection to the test's SQLite file holds the write lock (BEGIN
+ * IMMEDIATE), as a long write elsewhere does (an import, a CLI command), then commits it.
+ */
+export async function whileWriteLockHeld<T>(db: Db, body: () => Promise<T>): Promise<T> {
+  const other = openDatabase(db.location)
+  try {
+    other.$client.exec('BEGIN IMMEDIATE')
+    const result = await body()
+    other.$client.exec('COMMIT')
+    return result
+  } finally {
+    closeDatabase(other)
+  }
+}
+
 /** Waits until `cond` holds (polling every few ms), or throws after `ms`: tests wait for events, never sleep through time. */
 export async function until(cond: () => boolean | Promise<boolean>, ms = 8000, what = 'condition'): Promise<void> {
   const end = Date.now() + ms

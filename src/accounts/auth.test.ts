@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { expectError, startTestApi, TEST_ENGINE, type TestApi } from '../../test/kit'
-import { closeDatabase, openDatabase } from '../db/client'
+import { expectError, startTestApi, TEST_ENGINE, whileWriteLockHeld, type TestApi } from '../../test/kit'
 import { createAccount } from './create-account'
 import { revokeKey } from './revoke-key'
 import { listSites } from './account.queries'
@@ -102,17 +101,12 @@ describe('last used', () => {
     api = startTestApi()
     const key = api.key(['jobs:read'])
     const lastUsed = () => (api.db.$client.query('SELECT last_used_at AS t FROM api_keys').get() as { t: number | null }).t
-    const other = openDatabase(api.db.location)
-    try {
-      other.$client.exec('BEGIN IMMEDIATE')
+    await whileWriteLockHeld(api.db, async () => {
       const started = performance.now()
       expect((await api.request('GET', '/api/v1/me', { key })).status).toBe(200)
       // Waiting for the lock would have been the busy timeout (5 s), then a 500.
       expect(performance.now() - started).toBeLessThan(2_000)
-      other.$client.exec('COMMIT')
-    } finally {
-      closeDatabase(other)
-    }
+    })
     expect(lastUsed()).toBeNull()
     api.clock.advance(1_000)
     expect((await api.request('GET', '/api/v1/me', { key })).status).toBe(200)

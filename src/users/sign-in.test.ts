@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { startTestApi, TEST_ENGINE, type TestApi } from '../../test/kit'
-import { closeDatabase, openDatabase } from '../db/client'
+import { startTestApi, TEST_ENGINE, whileWriteLockHeld, type TestApi } from '../../test/kit'
 import { createUser } from './create-user'
 import { setUserDisabled, setUserPassword } from './manage-user'
 
@@ -189,17 +188,12 @@ describe('last seen', () => {
     const lastSeen = () => (api.db.$client.query('SELECT last_seen_at AS t FROM sessions').get() as { t: number }).t
     const signedInAt = lastSeen()
     api.clock.advance(61_000)
-    const other = openDatabase(api.db.location)
-    try {
-      other.$client.exec('BEGIN IMMEDIATE')
+    await whileWriteLockHeld(api.db, async () => {
       const started = performance.now()
       expect((await get('/board', cookie)).status).toBe(200)
       // Waiting for the lock would have been the busy timeout (5 s), then a failed request.
       expect(performance.now() - started).toBeLessThan(2_000)
-      other.$client.exec('COMMIT')
-    } finally {
-      closeDatabase(other)
-    }
+    })
     expect(lastSeen()).toBe(signedInAt)
     expect((await get('/board', cookie)).status).toBe(200)
     expect(lastSeen()).toBe(api.clock.now())

@@ -9,7 +9,7 @@ import { hostname } from 'node:os'
 import pino from 'pino'
 import { openDatabase, closeDatabase } from '../db/client'
 import { createLogger } from '../platform/log'
-import { expectError, startTestApi, TEST_ENGINE, until, type TestApi } from '../../test/kit'
+import { expectError, startTestApi, TEST_ENGINE, until, whileWriteLockHeld, type TestApi } from '../../test/kit'
 import { makeTestCa, startReceiver, type Behaviour, type Received } from '../../test/https-receiver'
 import { DeliveryScheduler, DUE_ENDPOINTS_SQL, type SchedulerDeps } from './scheduler'
 import { pruneWebhookHistory } from './prune-history'
@@ -330,19 +330,14 @@ describe('idle turns', () => {
     const s = scheduler({ logger: pino({ level: 'error' }, { write: (line: string) => { errors.push(line) } }) })
     s.start()
     await Bun.sleep(50)
-    const other = openDatabase(api.db.location)
-    try {
-      other.$client.exec('BEGIN IMMEDIATE')
+    await whileWriteLockHeld(api.db, async () => {
       // Another process's commit wakes the scheduler (background.ts): this turn finds nothing to do.
       const woke = performance.now()
       s.wake()
       await Bun.sleep(50)
       // Waiting for the lock would have held this thread for the busy timeout (5 s), then failed the turn.
       expect(performance.now() - woke).toBeLessThan(2_000)
-      other.$client.exec('COMMIT')
-    } finally {
-      closeDatabase(other)
-    }
+    })
     expect(errors.filter((l) => l.includes('turn failed'))).toEqual([])
     await newJob(key)
     s.wake()
