@@ -15,6 +15,15 @@ describe('TOWLINE_TRACKING_LINK_DAYS', () => {
   })
 })
 
+describe('TOWLINE_IDLE_TIMEOUT_SECONDS', () => {
+  test('defaults to 10 s, takes 5 to 255 whole seconds (Bun\'s limit), refuses anything else naming the setting', () => {
+    expect(readConfig({}).idleTimeoutS).toBe(10)
+    expect(readConfig({ TOWLINE_IDLE_TIMEOUT_SECONDS: '5' }).idleTimeoutS).toBe(5)
+    expect(readConfig({ TOWLINE_IDLE_TIMEOUT_SECONDS: '255' }).idleTimeoutS).toBe(255)
+    for (const bad of ['0', '4', '256', '5.5', 'long']) expect(refusal(() => readConfig({ TOWLINE_IDLE_TIMEOUT_SECONDS: bad }))).toStartWith('TOWLINE_IDLE_TIMEOUT_SECONDS')
+  })
+})
+
 describe('TLS settings', () => {
   test('none by default: plain http, and the default public URL is http://localhost:<port>', () => {
     const c = readConfig({ TOWLINE_PORT: '9000' })

@@ -38,6 +38,8 @@ export interface Config {
   maxBodyBytes: number
   /** Load balancers in front: requests from these addresses name their client in X-Forwarded-For. */
   trustedProxies: TrustedProxies
+  /** Seconds a connection may stay silent before the server closes it (Bun.serve's idleTimeout); the live streams' heartbeats follow it. */
+  idleTimeoutS: number
 }
 
 /** A setting that could not be understood; main prints it and exits 2. */
@@ -150,5 +152,17 @@ export function readConfig(env: Record<string, string | undefined>, flags: Flags
     tileUrl: tileUrlOf(env.TOWLINE_TILE_URL),
     maxBodyBytes: 256 * 1024,
     trustedProxies: proxies.ranges,
+    idleTimeoutS: idleTimeout(env.TOWLINE_IDLE_TIMEOUT_SECONDS),
   }
+}
+
+/**
+ * TOWLINE_IDLE_TIMEOUT_SECONDS: 5 to 255 (Bun's limit), 10 by default. Bun checks idle
+ * connections every 4 s: a timeout under 5 s cuts a connection at the first check however
+ * often it writes, so the live streams could not be kept open.
+ */
+function idleTimeout(raw: string | undefined): number {
+  const s = int('TOWLINE_IDLE_TIMEOUT_SECONDS', raw, 10, 5)
+  if (s > 255) throw new ConfigError(`TOWLINE_IDLE_TIMEOUT_SECONDS: ${s} is more than 255 seconds`)
+  return s
 }

@@ -129,6 +129,8 @@ function listen(config: Config, tls: { cert: string; key: string } | null, fetch
       ...(tls ? { tls } : {}),
       // Each route caps its own body while reading (route-props.ts); this is a backstop only.
       maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+      // A connection silent this long is closed; the live streams send heartbeats well inside it (pages/sse.ts).
+      idleTimeout: config.idleTimeoutS,
       development: false,
       fetch,
     })

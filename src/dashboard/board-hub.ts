@@ -1,5 +1,6 @@
 import type { Db } from '../db/client'
 import type { Logger } from '../platform/log'
+import { HEARTBEAT } from '../pages/sse'
 import type { JobLinks } from '../jobs/job-links'
 import type { BusEvent, JobEventBus } from '../jobs/job-event-bus'
 import { jobEventView, toJobEventRow } from '../jobs/job-events'
@@ -27,7 +28,6 @@ interface Message { position: number; accountId: string; siteId: string; bytes: 
 const RING = 4096
 const CATCH_UP_LIMIT = 20_000
 const encoder = new TextEncoder()
-const HEARTBEAT = encoder.encode(': heartbeat\n\n')
 /** The last message of a stream whose session ended (signed out, password changed, login disabled): the page goes to the sign-in page. */
 const SIGNED_OUT = encoder.encode('event: signed_out\ndata: {}\n\n')
 
@@ -45,7 +45,8 @@ export class BoardHub {
   private timer: ReturnType<typeof setInterval> | null = null
   private ticks = 0
 
-  constructor(private readonly deps: { db: Db; links: JobLinks; bus: JobEventBus; logger?: Logger; isDraining?: () => boolean }) {}
+  /** `heartbeatTicks`: seconds between heartbeats (pages/sse.ts heartbeatTicks). */
+  constructor(private readonly deps: { db: Db; links: JobLinks; bus: JobEventBus; heartbeatTicks: number; logger?: Logger; isDraining?: () => boolean }) {}
 
   /** The position of the newest event committed (what a fresh board's `hello` names). */
   get position(): number {
@@ -75,13 +76,13 @@ export class BoardHub {
     // A session ended here (sign-out, new password, disabled login): its boards stop at once.
     // Heard for as long as the process runs, as the bus is.
     onSessionsEnded(() => this.dropEndedSessions())
-    // One timer for every board: a heartbeat comment every 6 s (Bun closes a connection silent
-    // for 10 s), and at once when shutdown begins every stream is ended so draining is not held.
+    // One timer for every board: a heartbeat comment every few seconds (well inside the server's
+    // idle timeout, pages/sse.ts), and at once when shutdown begins every stream is ended so draining is not held.
     // Each heartbeat round also drops the boards of sessions another process ended (the console).
     this.timer = setInterval(() => {
       try {
         if (this.deps.isDraining?.()) { for (const c of [...this.clients]) c.close(); this.clients.clear(); return }
-        if (++this.ticks % 6 === 0) {
+        if (++this.ticks % this.deps.heartbeatTicks === 0) {
           this.dropEndedSessions()
           for (const c of this.clients) c.send(HEARTBEAT)
         }

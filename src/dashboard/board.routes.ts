@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { resumeFrom, sseResponse } from '../pages/sse'
+import { heartbeatTicks, resumeFrom, sseResponse } from '../pages/sse'
 import type { RouteDeps } from '../app'
 import { mapView } from '../pages/map'
 import { escapeHtml } from '../platform/error-page'
@@ -13,7 +13,7 @@ import { dashboardPage } from './shell'
 
 /** `/board` (the dispatch board), its live stream and its state. */
 export function boardRoutes(session: SessionPlugin, deps: RouteDeps) {
-  const hub = new BoardHub({ db: deps.db, links: deps.links, bus: deps.bus, logger: deps.logger, isDraining: deps.isDraining })
+  const hub = new BoardHub({ db: deps.db, links: deps.links, bus: deps.bus, heartbeatTicks: heartbeatTicks(deps.config.idleTimeoutS), logger: deps.logger, isDraining: deps.isDraining })
   const units = (ctx: Parameters<typeof listBoardJobs>[0]) => listUnitsPage(ctx, { limit: '100' }).data
 
   return new Elysia({ name: 'towline.board' }).use(session)

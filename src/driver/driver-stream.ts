@@ -1,14 +1,15 @@
 import type { JobEventBus } from '../jobs/job-event-bus'
-import { sseResponse } from '../pages/sse'
+import { HEARTBEAT, sseResponse } from '../pages/sse'
 
 const encoder = new TextEncoder()
-/** A comment line this often keeps proxies from closing a quiet stream. */
-const HEARTBEAT_MS = 25_000
 /** Events after which the link may have died: the stream checks it and says `gone`. */
 const HANDOVERS = new Set(['job.reassigned', 'job.unassigned', 'job.assigned'])
 
-/** What the driver's stream needs: the bus, whether the server is draining, whether the link still leads to its job. */
-export interface DriverStreamDeps { bus: JobEventBus; isDraining: () => boolean; stillLive: () => boolean }
+/**
+ * What the driver's stream needs: the bus, whether the server is draining, whether the link
+ * still leads to its job, and the seconds between heartbeats (pages/sse.ts heartbeatTicks).
+ */
+export interface DriverStreamDeps { bus: JobEventBus; isDraining: () => boolean; stillLive: () => boolean; heartbeatTicks: number }
 
 /**
  * The driver's page's Server-Sent Events stream: `hello`, then each event of this job only (its
@@ -27,7 +28,12 @@ export function driverStream(deps: DriverStreamDeps, request: Request, jobId: st
       }
       send(`id: ${e.position}\nevent: job\ndata: ${JSON.stringify({ type: e.event.type, status: e.event.toStatus })}\n\n`)
     })
-    const heartbeat = setInterval(() => (deps.isDraining() ? sink.close() : send(': heartbeat\n\n')), HEARTBEAT_MS)
-    return () => { clearInterval(heartbeat); stop() }
+    // Each second: ended at once when shutdown begins (draining is not held), a heartbeat every few.
+    let ticks = 0
+    const timer = setInterval(() => {
+      if (deps.isDraining()) sink.close()
+      else if (++ticks % deps.heartbeatTicks === 0) sink.send(HEARTBEAT)
+    }, 1000)
+    return () => { clearInterval(timer); stop() }
   })
 }

@@ -24,7 +24,7 @@ import type { SessionPlugin } from '../users/session.plugin'
 import { readDriverPage, SHARING_STATUSES } from './driver.data'
 import { DRIVER_DONE, driverActions, driverPage, statusLabel, type DriverPageState } from './driver.page'
 import { driverStream } from './driver-stream'
-import { resumeFrom } from '../pages/sse'
+import { heartbeatTicks, resumeFrom } from '../pages/sse'
 import { DRIVER_SERVICE_WORKER } from './service-worker'
 
 const text = (f: FormFields, name: string) => (typeof f[name] === 'string' ? (f[name] as string).trim() : '')
@@ -125,7 +125,7 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
     }, { answers: 'json', detail: { hide: true } })
     .get('/d/:token/events', ({ params, request, query }) => {
       const link = open(params.token)
-      return driverStream({ bus: deps.bus, isDraining: deps.isDraining, stillLive: () => { try { return open(params.token).job.id === link.job.id } catch { return false } } },
+      return driverStream({ bus: deps.bus, isDraining: deps.isDraining, heartbeatTicks: heartbeatTicks(deps.config.idleTimeoutS), stillLive: () => { try { return open(params.token).job.id === link.job.id } catch { return false } } },
         request, link.job.id, resumeFrom(request, query as Record<string, unknown>))
     }, { answers: 'json', detail: { hide: true } })
     .post('/d/:token/acknowledge', ({ params, body }) => {

@@ -4,6 +4,19 @@
  */
 const encoder = new TextEncoder()
 
+/** What every live stream sends when it has nothing else to say (a comment: EventSource ignores it). */
+export const HEARTBEAT = encoder.encode(': heartbeat\n\n')
+
+/**
+ * How many one-second ticks apart a live stream sends its heartbeat: at most six tenths of the
+ * server's idle timeout (Bun closes a connection that sent and received nothing for that long,
+ * TOWLINE_IDLE_TIMEOUT_SECONDS, 10 by default: a heartbeat every 6 s), so that a quiet stream is
+ * never cut and its page never has to reconnect.
+ */
+export function heartbeatTicks(idleTimeoutS: number): number {
+  return Math.max(1, Math.floor(idleTimeoutS * 0.6))
+}
+
 /** Where a stream writes, and how it ends itself. */
 export interface SseSink {
   /** Writes bytes that are already SSE messages; a stream that is gone is ended instead. */

@@ -1,6 +1,7 @@
 import type { Db } from '../db/client'
 import type { BusEvent, JobEventBus } from '../jobs/job-event-bus'
 import type { Logger } from '../platform/log'
+import { HEARTBEAT } from '../pages/sse'
 
 /** One open tracking page: its link's token, its job, and where its bytes go. */
 export interface TrackingClient {
@@ -13,9 +14,6 @@ export interface TrackingClient {
 
 /** What a token's stream is sent now: its state message (`id` the given position), or the last message of a dead link. */
 export type TrackingMessage = { state: Uint8Array } | { gone: Uint8Array }
-
-const encoder = new TextEncoder()
-const HEARTBEAT = encoder.encode(': heartbeat\n\n')
 
 /**
  * Fans committed job events out to the tracking pages open on that job: on each event of a
@@ -37,6 +35,8 @@ export class TrackingHub {
     messageFor: (token: string, position: number) => TrackingMessage
     /** The message of a dead link, or null while it lives (asked at each heartbeat: links expire with time). */
     goneFor: (token: string) => Uint8Array | null
+    /** Seconds between heartbeats (pages/sse.ts heartbeatTicks). */
+    heartbeatTicks: number
     logger?: Logger
     isDraining?: () => boolean
   }) {
@@ -81,12 +81,12 @@ export class TrackingHub {
   private listen(): void {
     if (this.stopListening) return
     this.stopListening = this.deps.bus.subscribe(this.deps.bus.position, (e) => this.publish(e))
-    // A heartbeat comment every 6 s (Bun closes a connection silent for 10 s), each round also
+    // A heartbeat comment every few seconds (well inside the server's idle timeout, pages/sse.ts), each round also
     // ending the streams of links that expired meanwhile; at shutdown every stream ends at once.
     this.timer = setInterval(() => {
       try {
         if (this.deps.isDraining?.()) { for (const set of this.byJob.values()) for (const c of set) c.close(); this.byJob.clear(); return }
-        if (++this.ticks % 6 !== 0) return
+        if (++this.ticks % this.deps.heartbeatTicks !== 0) return
         for (const set of [...this.byJob.values()]) {
           for (const c of [...set]) {
             const gone = this.deps.goneFor(c.token)

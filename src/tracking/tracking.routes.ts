@@ -7,7 +7,7 @@ import { recordCustomerLocation } from '../jobs/record-customer-location'
 import type { JobRow } from '../jobs/job.view'
 import { refusedForm, type FormState } from '../pages/form'
 import { htmlResponse } from '../pages/html'
-import { resumeFrom, sseResponse } from '../pages/sse'
+import { heartbeatTicks, resumeFrom, sseResponse } from '../pages/sse'
 import { AppError, validationFailed } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
 import { limiterFor } from '../platform/shared-rate-limit'
@@ -65,7 +65,7 @@ export function trackingRoutes(deps: RouteDeps) {
     const found = lookUpTracking(deps, token)
     return found && 'job' in found ? null : goneMessage(found?.gone ?? 'This tracking link no longer works.')
   }
-  const hub = new TrackingHub({ db: deps.db, bus: deps.bus, messageFor, goneFor, logger: deps.logger, isDraining: deps.isDraining })
+  const hub = new TrackingHub({ db: deps.db, bus: deps.bus, messageFor, goneFor, heartbeatTicks: heartbeatTicks(deps.config.idleTimeoutS), logger: deps.logger, isDraining: deps.isDraining })
 
   const page = (token: string, job: JobRow, opts: { alert?: string; done?: string; forms?: Partial<Record<TrackingForm, FormState>>; status?: number } = {}) =>
     htmlResponse(trackingPage(stateOf(token, job), { path: path(token), tileUrl: deps.config.tileUrl, extras: { alert: opts.alert, done: opts.done, forms: opts.forms } }), { status: opts.status, headers: phonePageHeaders(deps.config.tileUrl) })
