@@ -105,7 +105,7 @@ export const JobIdParams = t.Object({ id: t.String({ description: 'Job id (job_.
 
 /** How many items a page holds: 1 to 100, default 25. */
 const PageLimit = queryWholeNumber({ minimum: 1, maximum: 100, default: 25, description: 'How many items the page holds.' })
-const Cursor = t.String({ maxLength: 200, description: 'The next_cursor of the previous page.' })
+export const Cursor = t.String({ maxLength: 200, description: 'The next_cursor of the previous page.' })
 
 /** GET /jobs query. */
 export const ListJobsQuery = t.Object({

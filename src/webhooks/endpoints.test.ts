@@ -71,6 +71,17 @@ describe('POST /webhooks', () => {
     }
   })
 
+  test('an unknown event type is refused naming the valid ones, on create and on update', async () => {
+    api = startTestApi()
+    const key = api.key(['webhooks:manage'])
+    const err = await expectError(await api.request('POST', '/api/v1/webhooks', { key, body: { url: 'https://example.com/x', events: ['job.created', 'job.bogus'] } }), 422, 'validation_failed')
+    expect(err.details.fields).toEqual([{ path: 'events.1', message: expect.stringMatching(/^must be one of ping, job\.created, .*job\.status_changed.*, or "\*" for all \("job\.bogus" is not an event type\)$/) }])
+    const made = await (await api.request('POST', '/api/v1/webhooks', { key, body: { url: 'https://example.com/x', events: ['*'] } })).json()
+    const again = await expectError(await api.request('PATCH', `/api/v1/webhooks/${made.id}`, { key, body: { events: ['job.nope'] } }), 422, 'validation_failed')
+    expect(again.details.fields[0].message).toStartWith('must be one of ping, job.created, ')
+    expect((await api.request('GET', '/api/v1/webhooks', { key })).status).toBe(200)
+  })
+
   test('unknown fields are refused', async () => {
     api = startTestApi()
     const err = await expectError(await api.request('POST', '/api/v1/webhooks', { key: api.key(['webhooks:manage']), body: { url: 'https://example.com/x', events: ['*'], secret: 'mine' } }), 422, 'validation_failed')

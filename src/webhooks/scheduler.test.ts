@@ -434,6 +434,19 @@ describe('limits and history', () => {
     const count = (t: string) => (api.db.$client.query(`SELECT count(*) AS n FROM ${t}`).get() as any).n
     const before = { attempts: count('webhook_attempts'), deliveries: count('webhook_deliveries'), events: count('webhook_events') }
     expect(before).toEqual({ attempts: 121, deliveries: 121, events: 121 })
+    // The list shows the last 100 of the 121, newest first: in one page by default, or paged by a smaller limit.
+    const whole = (await call(key, 'GET', `/webhooks/${e.id}/deliveries`)).body
+    expect({ n: whole.data.length, has_more: whole.has_more, next_cursor: whole.next_cursor }).toEqual({ n: 100, has_more: false, next_cursor: null })
+    const pages: any[] = []
+    for (let cursor: string | null = null, i = 0; i === 0 || cursor; i++) {
+      const p = (await call(key, 'GET', `/webhooks/${e.id}/deliveries?limit=30${cursor ? `&cursor=${cursor}` : ''}`)).body
+      pages.push(p)
+      cursor = p.next_cursor
+    }
+    expect(pages.map((p) => [p.data.length, p.has_more])).toEqual([[30, true], [30, true], [30, true], [10, false]])
+    expect(pages.flatMap((p) => p.data.map((a: any) => a.id))).toEqual(whole.data.map((a: any) => a.id))
+    const bad = await call(key, 'GET', `/webhooks/${e.id}/deliveries?cursor=nonsense`)
+    expect({ status: bad.status, code: bad.body.error.code }).toEqual({ status: 422, code: 'validation_failed' })
     const pruned = await pruneWebhookHistory(api.db, api.clock, 30 * DAY)
     // The paused endpoint has not taken its 121 events up yet: they stay however old.
     expect(pruned).toEqual({ attempts: 21, deliveries: 21, events: 0 })

@@ -3,6 +3,7 @@ import { requirePermission } from '../accounts/actor'
 import type { OperationContext } from '../operations/operation-context'
 import type { Clock } from '../platform/clock'
 import { AppError, notFound } from '../platform/errors'
+import { decodeCursor, encodeCursor } from '../platform/paging'
 import { newId } from '../platform/ids'
 import { LEASE_OWNER } from '../platform/lease-owner'
 import { claimDelivery, recordAttempt } from './record-attempt'
@@ -60,25 +61,34 @@ export async function resendDelivery(deps: SendNowDeps, ctx: OperationContext, e
   return attemptView(result, d.id)
 }
 
+/** How many of an endpoint's attempts GET /webhooks/{id}/deliveries lists, newest first. */
+const LISTED_ATTEMPTS = 100
+
 /**
- * The last attempts to an endpoint, newest first (at most 100). Each request body is rebuilt
- * from the delivery and its event's payload: the envelope is a pure function of them and the
- * attempt number, so it is not stored once per attempt.
+ * The last attempts to an endpoint, newest first: the last 100, in pages of `limit` (a cursor
+ * names the last attempt listed and how many of the 100 came before it). Each request body is
+ * rebuilt from the delivery and its event's payload: the envelope is a pure function of them
+ * and the attempt number, so it is not stored once per attempt.
  */
-export function listAttempts(ctx: OperationContext, endpointId: string, limit: number) {
+export function listAttempts(ctx: OperationContext, endpointId: string, limit: number, cursor?: string) {
   requirePermission(ctx.actor, 'webhooks:manage')
   const { db, links } = ctx
   const e = findEndpointOrThrow(db, ctx.scope, endpointId)
-  const rows = db.$client.query<Record<string, any>, [string, number]>(
-    `SELECT a.*, d.account_id AS d_account_id, d.created_at AS d_created_at, ${DELIVERY_DATA}
+  const [beforeAt, beforeRow, listed] = cursor ? decodeCursor<[number, number, number]>(cursor, ['number', 'number', 'number']) : [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 0]
+  const room = Math.max(0, Math.min(limit, LISTED_ATTEMPTS - listed))
+  const rows = db.$client.query<Record<string, any>, [string, number, number, number, number]>(
+    `SELECT a.*, a.rowid AS row_number, d.account_id AS d_account_id, d.created_at AS d_created_at, ${DELIVERY_DATA}
        FROM webhook_attempts a LEFT JOIN webhook_deliveries d ON d.id = a.delivery_id LEFT JOIN webhook_events p ON p.event_id = d.event_id
-      WHERE a.endpoint_id = ? ORDER BY a.created_at DESC, a.rowid DESC LIMIT ?`,
-  ).all(e.id, limit)
+      WHERE a.endpoint_id = ? AND (a.created_at < ? OR (a.created_at = ? AND a.rowid < ?)) ORDER BY a.created_at DESC, a.rowid DESC LIMIT ?`,
+  ).all(e.id, beforeAt, beforeAt, beforeRow, room + 1)
+  const has_more = rows.length > room && listed + room < LISTED_ATTEMPTS
+  const shown = rows.slice(0, room)
+  const last = shown.at(-1)
   return {
     object: 'list' as const,
-    has_more: false,
-    next_cursor: null,
-    data: rows.map((r) => ({
+    has_more,
+    next_cursor: has_more && last ? encodeCursor([last.created_at as number, last.row_number as number, listed + shown.length]) : null,
+    data: shown.map((r) => ({
       object: 'delivery_attempt' as const,
       id: r.id,
       delivery_id: r.delivery_id,

@@ -1,5 +1,5 @@
 import { t, type Static } from 'elysia'
-import { Job } from '../jobs/job.model'
+import { Cursor, Job } from '../jobs/job.model'
 import { JOB_EVENT_TYPES, WEBHOOK_EVENT_TYPES, type JobEventType } from '../jobs/job-events'
 import { named, oneOf, queryWholeNumber, wholeNumber } from '../platform/schema'
 import { API_VERSION } from '../version'
@@ -73,7 +73,8 @@ export const EndpointIdParams = t.Object({ id: t.String({ description: 'Endpoint
 export const DeliveryParams = t.Object({ id: t.String({ description: 'Endpoint id (whk_...).' }), delivery_id: t.String({ description: 'Delivery id (dlv_...).' }) })
 /** GET /webhooks/{id}/deliveries query. */
 export const DeliveriesQuery = t.Object({
-  limit: t.Optional(queryWholeNumber({ minimum: 1, maximum: 100, default: 100, description: 'How many attempts to list.' })),
+  limit: t.Optional(queryWholeNumber({ minimum: 1, maximum: 100, default: 100, description: 'How many attempts a page holds (by default all of the last 100 in one page).' })),
+  cursor: t.Optional(Cursor),
 }, strict)
 
 // ---- what arrives at an endpoint ------------------------------------------------------------

@@ -71,12 +71,12 @@ export function webhookRoutes(auth: AuthPlugin, deps: RouteDeps) {
       scope: 'webhooks:manage', params: EndpointIdParams, headers: IdempotencyHeaders, response: { 200: DeliveryOutcome },
       detail: { operationId: 'testWebhookEndpoint', summary: 'Send a ping now', description: 'Sends a signed ping event to the endpoint (even if paused) and returns what it answered. Pings never count toward pausing.', tags, 'x-error-codes': ['idempotency_key_reused', 'idempotency_key_in_use'] },
     })
-    .get('/webhooks/:id/deliveries', ({ ctx, params, query }) => listAttempts(ctx, params.id, pageLimit(query.limit ?? '100')), {
+    .get('/webhooks/:id/deliveries', ({ ctx, params, query }) => listAttempts(ctx, params.id, pageLimit(query.limit ?? '100'), query.cursor), {
       scope: 'webhooks:manage',
       params: EndpointIdParams,
       query: DeliveriesQuery,
       response: { 200: ListOf(DeliveryAttempt) },
-      detail: { operationId: 'listWebhookDeliveries', summary: 'The last delivery attempts', description: 'The last 100 attempts, newest first, with the request as sent and the answer (first 2 KiB).', tags },
+      detail: { operationId: 'listWebhookDeliveries', summary: 'The last delivery attempts', description: 'The last 100 attempts, newest first, with the request as sent and the answer (first 2 KiB); a smaller limit pages through them with cursor.', tags },
     })
     .post('/webhooks/:id/deliveries/:delivery_id/retry', async ({ ctx, params, headers, set }) => reply(set, await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/webhooks/${params.id}/deliveries/${params.delivery_id}/retry`, body: null },
       async () => ({ status: 200, body: await resendDelivery(sendNow, ctx, params.id, params.delivery_id) }))), {
