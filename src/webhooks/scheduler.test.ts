@@ -439,7 +439,7 @@ describe('limits and history', () => {
     expect({ n: whole.data.length, has_more: whole.has_more, next_cursor: whole.next_cursor }).toEqual({ n: 100, has_more: false, next_cursor: null })
     const pages: any[] = []
     for (let cursor: string | null = null, i = 0; i === 0 || cursor; i++) {
-      const p = (await call(key, 'GET', `/webhooks/${e.id}/deliveries?limit=30${cursor ? `&cursor=${cursor}` : ''}`)).body
+      const p: any = (await call(key, 'GET', `/webhooks/${e.id}/deliveries?limit=30${cursor ? `&cursor=${cursor}` : ''}`)).body
       pages.push(p)
       cursor = p.next_cursor
     }
