@@ -205,6 +205,18 @@ photoInput?.addEventListener('change', async () => {
   say('Uploading the photo…')
   let blob: Blob = file
   try { blob = await downscale(file) } catch { /* not an image the browser reads: the server says why */ }
+  // Still over the upload's limit (a file the browser could not shrink): said beside the field, nothing sent.
+  const max = Number(photoInput.dataset.maxBytes)
+  if (max && blob.size > max) {
+    const error = document.getElementById('f-photo-error')
+    if (error) error.textContent = photoInput.dataset.tooLarge ?? 'is too large'
+    photoInput.setAttribute('aria-invalid', 'true')
+    photoInput.setAttribute('aria-describedby', 'f-photo-error')
+    photoInput.value = ''
+    say('')
+    photoInput.focus()
+    return
+  }
   const dt = new DataTransfer()
   dt.items.add(new File([blob], blob === file ? file.name : 'photo.jpg', { type: blob.type || file.type }))
   photoInput.files = dt.files

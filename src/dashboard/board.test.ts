@@ -132,6 +132,9 @@ describe('New job', () => {
     const form = await (await page('/jobs/new', cookie)).text()
     for (const label of ['Customer name', 'Phone', 'Texts allowed', 'Pickup', 'Destination']) expect(form).toMatch(new RegExp(`<label for="f-[a-z_]+">${label}</label>`))
     expect(form).toContain('>Create job</button>')
+    // Consent is the customer's to give: the box starts unticked, as sms_consent defaults to false in the API.
+    expect(form).toMatch(/<input[^>]*name="sms_consent"/)
+    expect(form).not.toMatch(/<input[^>]*name="sms_consent"[^>]*checked/)
     const idem = form.match(/name="idempotency_key" value="([0-9A-Za-z]+)"/)![1]!
     const fields = { idempotency_key: idem, customer_name: 'Dana Smith', customer_phone: '503-555-0160', sms_consent: 'on', pickup: 'Hwy 26 mile 40', destination: 'Main St Garage', vehicle_make: 'Ford', urgency: 'urgent' }
     const res = await postForm(cookie, fields)
@@ -159,14 +162,18 @@ describe('New job', () => {
     expect(res.status).toBe(422)
     const html = await res.text()
     expect(html).toMatch(/role="alert" data-form-alert>The job was not created/)
+    // Every bad field at the first refusal: the blank ones and the phone that cannot be texted.
     expect(html).toMatch(/id="f-customer_name-error">[^<]+</)
     expect(html).toMatch(/id="f-pickup-error">[^<]+</)
+    expect(html).toMatch(/id="f-customer_phone-error">[^<]+</)
     expect(html).toContain('value="Keep &lt;this&gt;"')
     const count = api.db.$client.query('SELECT count(*) AS n FROM jobs').get() as any
     expect(count.n).toBe(0)
-    const phone = await postForm(cookie, { customer_name: 'Jo', customer_phone: '12', pickup: 'Exit 3' })
+    const phone = await postForm(cookie, { customer_name: 'Jo', customer_phone: '12', pickup: 'Exit 3', vehicle_year: '2026-02-30' })
     expect(phone.status).toBe(422)
-    expect(await phone.text()).toMatch(/id="f-customer_phone-error">[^<]+</)
+    const both = await phone.text()
+    expect(both).toMatch(/id="f-customer_phone-error">[^<]+</)
+    expect(both).toMatch(/id="f-vehicle_year-error">[^<]+</)
     expect((api.db.$client.query('SELECT count(*) AS n FROM jobs').get() as any).n).toBe(0)
   })
 

@@ -14,6 +14,7 @@ import { dollarsText } from '../platform/money'
 import { invoicesSection, type InvoiceSectionState } from '../invoices/invoice.page'
 import { commercialAccountSelect } from '../commercial-accounts/commercial-account-select'
 import { goaPackLink } from '../goa/goa.page'
+import { PHOTO_FILE_LIMIT } from '../platform/route-props'
 
 /** The actions of the job page, by the path segment they post to. */
 export const JOB_ACTIONS = ['move', 'cancel', 'assign', 'unassign', 'reopen', 'note', 'photo', 'archive', 'restore', 'tracking-link', 'driver-link', 'edit'] as const
@@ -241,7 +242,7 @@ function photosSection(d: JobPageData, s: JobPageState): Html {
   }
   return html`<section class="job-section"><h2>Photos</h2>
 ${d.photos.length ? html`<ul class="photos">${d.photos.map(shot)}</ul>` : html`<p>No photos yet.</p>`}
-${d.job.archived ? '' : actionForm(d, s, 'photo', html`<div class="field"><label for="f-photo">Photo</label><p class="field-hint" id="f-photo-hint">JPEG, PNG or WebP, up to 10 MB.</p><input${attrs({ type: 'file', id: 'f-photo', name: 'photo', accept: 'image/jpeg,image/png,image/webp', capture: 'environment', required: true, 'aria-invalid': error ? 'true' : undefined, 'aria-describedby': error ? 'f-photo-hint f-photo-error' : 'f-photo-hint' })}><p class="field-error" id="f-photo-error">${error ?? ''}</p></div><button type="submit">Add photo</button>`, { path: 'photos', enctype: 'multipart/form-data' })}
+${d.job.archived ? '' : actionForm(d, s, 'photo', html`<div class="field"><label for="f-photo">Photo</label><p class="field-hint" id="f-photo-hint">JPEG, PNG or WebP, up to 10 MB.</p><input${attrs({ type: 'file', id: 'f-photo', name: 'photo', accept: 'image/jpeg,image/png,image/webp', capture: 'environment', required: true, 'data-max-bytes': String(PHOTO_FILE_LIMIT.bytes), 'data-too-large': PHOTO_FILE_LIMIT.message, 'aria-invalid': error ? 'true' : undefined, 'aria-describedby': error ? 'f-photo-hint f-photo-error' : 'f-photo-hint' })}><p class="field-error" id="f-photo-error">${error ?? ''}</p></div><button type="submit">Add photo</button>`, { path: 'photos', enctype: 'multipart/form-data' })}
 </section>`
 }
 

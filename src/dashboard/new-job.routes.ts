@@ -7,7 +7,7 @@ import { BODY_CAPS, routeProps } from '../platform/route-props'
 import { compileChecker, type FieldProblem } from '../platform/validation'
 import type { FormFields } from '../platform/forms'
 import { randomBase62 } from '../platform/ids'
-import { createJob } from '../jobs/create-job'
+import { createInputProblems, createJob } from '../jobs/create-job'
 import { CreateJobBody } from '../jobs/job.model'
 import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
 import type { SessionPlugin } from '../users/session.plugin'
@@ -86,7 +86,8 @@ ${formAlert(form)}
 /** `/jobs/new`: **New job** — the create form, through the same operation as POST /jobs. */
 export function newJobRoutes(session: SessionPlugin, deps: RouteDeps) {
   return new Elysia({ name: 'towline.new-job' }).use(routeProps).use(session)
-    .get('/jobs/new', ({ user, ctx }) => formPage(user, ctx, { values: { sms_consent: 'on' }, errors: {}, idempotencyKey: randomBase62(24) }), { signedIn: 'dispatcher' })
+    // Texts allowed starts unticked: consent is the customer's to give (sms_consent defaults to false in the API too).
+    .get('/jobs/new', ({ user, ctx }) => formPage(user, ctx, { values: {}, errors: {}, idempotencyKey: randomBase62(24) }), { signedIn: 'dispatcher' })
     .post('/jobs/new', ({ body, user, ctx }) => {
       const f = body as FormFields
       const values: Values = {}
@@ -100,7 +101,8 @@ export function newJobRoutes(session: SessionPlugin, deps: RouteDeps) {
       }
       const apiBody = bodyOf(values)
       const problems = checkBody(apiBody)
-      if (problems) return refuse(problems, 'The job was not created: correct the fields marked below.')
+      // Every bad field at once: the operation's own checks (a phone that cannot be texted...) beside the schema's.
+      if (problems) return refuse([...problems, ...createInputProblems(ctx, apiBody as never)], 'The job was not created: correct the fields marked below.')
       try {
         // The form's own key: a double-click or a resent form makes one job, not two.
         const made = withIdempotency(deps, idempotencyOwner(ctx.actor), idempotencyKey, { method: 'POST', path: '/jobs', body: apiBody },

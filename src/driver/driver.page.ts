@@ -8,6 +8,7 @@ import { MOVES, type JobStatus } from '../jobs/job-status'
 import { attrs, html, type Html } from '../pages/html'
 import { layout } from '../pages/layout'
 import type { DriverPageData } from './driver.data'
+import { PHOTO_FILE_LIMIT } from '../platform/route-props'
 
 /** What the page says after a done action (`?done=`): only these words, never text from the URL. */
 export const DRIVER_DONE: Record<string, string> = {
@@ -97,7 +98,7 @@ ${j.destination ? html`<p>${j.destination}</p><p><a class="button" href="${navig
 ${notes.length ? html`<ul id="driver-notes">${notes}</ul>` : html`<p id="driver-notes">No notes.</p>`}</section>
 <section aria-labelledby="h-photos"><h2 id="h-photos">Photos</h2>
 <form method="post" action="${s.base}/photos" enctype="multipart/form-data" id="photo-form">${hidden('idempotency_key', `${s.formKey}.photo`)}
-<div class="field"><label for="f-photo">Add photo</label><input type="file" id="f-photo" name="photo" accept="image/jpeg,image/png,image/webp,image/*" capture="environment"${s.photoError ? html` aria-invalid="true" aria-describedby="f-photo-error"` : ''}>
+<div class="field"><label for="f-photo">Add photo</label><input type="file" id="f-photo" name="photo" accept="image/jpeg,image/png,image/webp,image/*" capture="environment" data-max-bytes="${String(PHOTO_FILE_LIMIT.bytes)}" data-too-large="${PHOTO_FILE_LIMIT.message}"${s.photoError ? html` aria-invalid="true" aria-describedby="f-photo-error"` : ''}>
 <p class="field-error" id="f-photo-error">${s.photoError ?? ''}</p></div>
 <button type="submit" class="button-big" data-no-script>Upload photo</button></form>
 ${gallery(d, s)}</section>

@@ -37,6 +37,13 @@ export const BODY_CAPS = {
 } as const
 
 /**
+ * A photo file's limit as a page's file input checks it before sending (`data-max-bytes`): the
+ * upload's cap less room for the form's other fields, so a file the page lets through is never
+ * refused whole by the cap, and one it stops gets its message beside the field.
+ */
+export const PHOTO_FILE_LIMIT = { bytes: BODY_CAPS.photo - 16 * 1024, message: 'is larger than 10 MB: choose a smaller photo' } as const
+
+/**
  * Bun.serve's own limit, a backstop only: every route caps its body itself, and Bun takes none
  * of a body a route does not read. It is far above every cap so that an oversized upload still
  * gets the route's own 413 (a page, say) rather than Bun's empty one.

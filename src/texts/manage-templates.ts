@@ -38,7 +38,8 @@ export function setTemplate(ctx: OperationContext, name: string, text: string): 
   const template = templateNamed(name)
   const wording = text.trim()
   const problem = templateProblem(template, wording)
-  if (problem) throw validationFailed([{ path: 'text', message: problem }], `The ${template} text was not saved: it ${problem}.`)
+  // "must ..." reads after "it"; "{x} is not a placeholder ..." is a sentence of its own.
+  if (problem) throw validationFailed([{ path: 'text', message: problem }], `The ${template} text was not saved: ${problem.startsWith('must') ? `it ${problem}` : problem}.`)
   ctx.db.$client.query('INSERT INTO text_templates (account_id, name, body, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at')
     .run(ctx.account.id, template, wording, ctx.clock.now())
   return { name: template, text: wording, own: wording !== DEFAULT_TEMPLATES[template], default: DEFAULT_TEMPLATES[template], placeholders: placeholdersOf(template) }

@@ -145,6 +145,14 @@ describe('the driver page in Chromium', () => {
     })
     const original = Buffer.from(big, 'base64')
     expect(jpegSize(original)).toEqual({ width: 4000, height: 3000 })
+    // Choosing the file is all it takes: the no-script form's button is not shown beside it.
+    expect(await page.getByRole('button', { name: 'Upload photo' }).isVisible()).toBe(false)
+    // A file the page cannot shrink and over the limit (a long video, say) is refused beside the field, nothing sent.
+    const before = (await events(id)).length
+    await page.getByLabel('Add photo', { exact: true }).setInputFiles({ name: 'clip.jpg', mimeType: 'image/jpeg', buffer: Buffer.alloc(11 * 1024 * 1024, 7) })
+    await page.locator('#f-photo-error').filter({ hasText: 'is larger than 10 MB' }).waitFor({ timeout: 10_000 })
+    expect(await page.getByLabel('Add photo', { exact: true }).getAttribute('aria-invalid')).toBe('true')
+    expect((await events(id)).length).toBe(before)
     await Promise.all([page.waitForURL(/\?done=photo$/), page.getByLabel('Add photo', { exact: true }).setInputFiles({ name: 'IMG_0001.jpg', mimeType: 'image/jpeg', buffer: original })])
     const photo = (await events(id)).at(-1)
     expect(photo).toMatchObject({ type: 'job.photo_added', actor: 'driver', detail: { unit_id: unit, content_type: 'image/jpeg', by: 'driver' } })

@@ -98,6 +98,14 @@ describe('the job page in Chromium', () => {
     expect((await api('GET', `/jobs/${id}`)).body).toMatchObject({ pickup: { location: 'Hwy 26 mile 41, eastbound' }, quote_cents: 18500 })
     await byMe('job.updated')
 
+    // A file over the photo limit (10 MB) is refused beside the field before anything is sent.
+    const eventsBefore = (await api('GET', `/jobs/${id}/events?limit=100`)).body.data.length
+    await page.getByLabel('Photo', { exact: true }).setInputFiles({ name: 'huge.jpg', mimeType: 'image/jpeg', buffer: Buffer.alloc(11 * 1024 * 1024, 1) })
+    await page.getByRole('button', { name: 'Add photo', exact: true }).click()
+    await page.locator('#f-photo-error').filter({ hasText: 'is larger than 10 MB' }).waitFor({ timeout: 5000 })
+    expect(await page.getByLabel('Photo', { exact: true }).getAttribute('aria-invalid')).toBe('true')
+    expect((await api('GET', `/jobs/${id}/events?limit=100`)).body.data.length).toBe(eventsBefore)
+
     const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64')
     await page.getByLabel('Photo', { exact: true }).setInputFiles({ name: 'scene.png', mimeType: 'image/png', buffer: png })
     await click(page, 'Add photo')

@@ -8,6 +8,9 @@
  * - `enhanceForm(form, { submit })`: the form is sent by `submit` (fetchJson, say) and the page
  *   stays; a refusal (ApiError) is shown the way the server shows it, each message beside its
  *   field and the summary in the form's `role="alert"` element; what was typed stays.
+ * - A file input with `data-max-bytes` (and its message in `data-too-large`) refuses a file over
+ *   that size beside the field, before anything is sent: the server would refuse the whole body
+ *   (413) with no page to show the message on.
  *
  * The markup is src/pages/form.ts's: a control `#f-<name>` has its message in `#f-<name>-error`,
  * and the form's summary is its `[data-form-alert]` element.
@@ -87,6 +90,16 @@ export function showRefusal(form: HTMLFormElement, err: ApiError): void {
   first?.focus()
 }
 
+/** The file inputs holding a file over their `data-max-bytes`, each with its message. */
+export function oversizedFiles(form: HTMLFormElement): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = []
+  for (const input of form.querySelectorAll<HTMLInputElement>('input[type="file"][data-max-bytes]')) {
+    const max = Number(input.dataset.maxBytes)
+    if ([...(input.files ?? [])].some((f) => f.size > max)) out.push({ path: input.name, message: input.dataset.tooLarge ?? `is larger than ${Math.floor(max / 1_000_000)} MB` })
+  }
+  return out
+}
+
 /** What `enhanceForm` may do instead of the browser's own submission. */
 export interface EnhanceOptions {
   /** Sends the form's data; its ApiError is shown on the form. Without it the browser submits as usual. */
@@ -104,6 +117,12 @@ export function enhanceForm(form: HTMLFormElement, opts: EnhanceOptions = {}): v
   form.addEventListener('submit', (event) => {
     if (form.getAttribute('aria-busy') === 'true') {
       event.preventDefault()
+      return
+    }
+    const tooLarge = oversizedFiles(form)
+    if (tooLarge.length) {
+      event.preventDefault()
+      showRefusal(form, new ApiError(413, 'payload_too_large', 'Nothing was sent.', { fields: tooLarge }))
       return
     }
     busy(true)
