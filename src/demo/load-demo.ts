@@ -123,7 +123,8 @@ function loadDemoRows(db: Db, links: JobLinks, opts: { name?: string; nowMs?: nu
   const jobIds: string[] = []
   PLAN.forEach((target, i) => {
     const [customer, location, make, model, year, drive, service, payer] = CALLS[i % CALLS.length]!
-    clock.ms = end - (PLAN.length - i) * 35 * 60_000
+    // Calls 35 minutes apart, the last one's whole story (at most 72 minutes: reopened) over before now.
+    clock.ms = end - (PLAN.length - i) * 35 * 60_000 - 75 * 60_000
     const job = createJob(ctx, {
       external_ref: `DEMO-${1001 + i}`, source: payer === 'motor_club' ? 'motor_club' : payer === 'police' ? 'police_rotation' : 'phone',
       payer_type: payer, service_type: service, urgency: i % 3 === 0 ? 'urgent' : 'normal',
@@ -151,6 +152,7 @@ function loadDemoRows(db: Db, links: JobLinks, opts: { name?: string; nowMs?: nu
       addNote(ctx, job.id, { text: 'Send the same driver back with the jump pack.', customer_visible: false })
     }
   })
+  if (clock.ms > end) throw new Error(`the demo's day ran ${Math.round((clock.ms - end) / 60_000)} minutes past now`)
   // The demo's numbers are made up: its texts are recorded (to be read on each job) but never sent.
   db.$client.query("UPDATE texts SET status = 'skipped', skip_reason = 'demo', next_attempt_at = NULL WHERE account_id = ? AND status = 'queued'").run(account.id)
   return { account, site, units: fleet.length, services: SERVICES.length, jobs: jobIds.length, commercialAccounts: directory.size }

@@ -160,7 +160,15 @@ describe('operator commands', () => {
     const demo = JSON.parse(cli(folder.bin, ['demo', '--json'], { cwd: folder.dir }).stdout)
     const demoKey = createKeyWithCli(folder.bin, folder.dir, 'all', ['--account', demo.account_id])
     const get = async (path: string) => (await fetch(server.api + path, { headers: { authorization: `Bearer ${demoKey}` } })).json() as any
+    const loadedBy = Date.now()
     const jobs = (await get('/jobs?limit=100')).data
+    // A day of work that is over by now: no job, milestone or timeline event in the future.
+    for (const j of jobs) {
+      const times = [j.created_at, j.updated_at, ...Object.values(j.timestamps ?? {}).filter((v) => typeof v === 'string')].map((v: any) => Date.parse(v))
+      expect({ ref: j.external_ref, future: times.filter((t) => t > loadedBy).length }).toEqual({ ref: j.external_ref, future: 0 })
+      const events = (await get(`/jobs/${j.id}/events?limit=100`)).data
+      expect({ ref: j.external_ref, future: events.filter((e: any) => Date.parse(e.created_at) > loadedBy).length }).toEqual({ ref: j.external_ref, future: 0 })
+    }
     expect(new Set(jobs.map((j: any) => j.status))).toEqual(new Set(['pending', 'confirmed', 'dispatched', 'en_route', 'on_scene', 'towing', 'at_destination', 'completed', 'cancelled', 'goa']))
     expect(jobs.some((j: any) => j.reopen_count === 1)).toBe(true)
     expect((await get('/units')).data).toHaveLength(5)
