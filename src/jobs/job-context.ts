@@ -34,11 +34,17 @@ function jobStale(expected: string, current: string): AppError {
   return new AppError('job_stale', `The job is ${current}, not ${expected} as expected; nothing was written.`, { expected_status: expected, current_status: current })
 }
 
-/** Reads a cancel or reopen reason: 3 to 500 characters after trimming; 422 job_reason_required otherwise. */
+/**
+ * Reads a cancel or reopen reason: 3 to 500 characters after trimming; 422 job_reason_required
+ * otherwise. Characters are counted as people (and JSON Schema) count them, by code point: an
+ * emoji is one, not the two UTF-16 units JavaScript's length gives it.
+ */
 export function requireReason(raw: string | undefined | null, field: 'cancel_reason' | 'reason', what: string): string {
   const reason = (raw ?? '').trim()
-  if (reason.length < 3 || reason.length > 500) {
-    throw new AppError('job_reason_required', `${what} needs a ${field} of 3 to 500 characters.`, { field, length: reason.length })
+  let length = 0
+  for (const _ of reason) length++
+  if (length < 3 || length > 500) {
+    throw new AppError('job_reason_required', `${what} needs a ${field} of 3 to 500 characters.`, { field, length })
   }
   return reason
 }

@@ -78,6 +78,8 @@ describe('POST /jobs/{id}/reopen', () => {
     ['an empty body', undefined],
     ['"  ab  " (2 characters after trimming)', { reason: '  ab  ' }],
     ['a reason of 501 characters', { reason: 'x'.repeat(501) }],
+    ['"🚗a" (2 characters: an emoji is one)', { reason: '🚗a' }],
+    ['501 emoji', { reason: '🚗'.repeat(501) }],
   ]
   for (const [what, body] of unusable) {
     test(`${what} is 422 job_reason_required and writes nothing`, async () => {
@@ -96,6 +98,9 @@ describe('POST /jobs/{id}/reopen', () => {
     expect((await reopen(short.job.id, { reason: '  abc  ' })).status).toBe(200)
     const events = (await call(api, key, 'GET', `/jobs/${short.job.id}/events`)).body.data
     expect(events.find((e: any) => e.type === 'job.reopened').detail.reason).toBe('abc')
+    // Characters, not UTF-16 units: 500 emoji (1,000 units) are 500 characters.
+    const emoji = await bringTo(api, key, 'goa')
+    expect((await reopen(emoji.job.id, { reason: '🚗'.repeat(500) })).status).toBe(200)
   })
 
   test('an unfinished job refuses a reopen with 409 job_transition_refused before looking at the reason', async () => {
