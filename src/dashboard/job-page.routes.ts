@@ -12,10 +12,10 @@ import { readJobPhoto } from '../jobs/job-photos'
 import { reopenJob } from '../jobs/reopen-job'
 import { replaceTrackingLink } from '../jobs/replace-tracking-link'
 import { unassignJob } from '../jobs/unassign-job'
-import { updateJob } from '../jobs/update-job'
+import { readFieldInput, updateJob } from '../jobs/update-job'
 import type { OperationContext } from '../operations/operation-context'
 import { postedValues, type FormState } from '../pages/form'
-import { AppError, validationFailed } from '../platform/errors'
+import { AppError, validationFailed, validationProblemsOf } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
 import { randomBase62 } from '../platform/ids'
 import { parseDollars } from '../platform/money'
@@ -85,7 +85,10 @@ function editBody(ctx: OperationContext, current: Record<string, string>, f: For
     if (c === undefined) problems.push({ path: field, message: 'must be dollars and cents, e.g. 185.00' })
     else body[key] = c
   }
-  for (const p of checkUpdate(body) ?? []) problems.push({ path: EDIT_FIELD_OF[cleanPath(p.path)] ?? EDIT_FIELD_OF[cleanPath(p.path).split('.').slice(0, 2).join('.')] ?? 'customer_name', message: p.message })
+  const fieldOf = (path: string) => EDIT_FIELD_OF[cleanPath(path)] ?? EDIT_FIELD_OF[cleanPath(path).split('.').slice(0, 2).join('.')] ?? 'customer_name'
+  for (const p of checkUpdate(body) ?? []) problems.push({ path: fieldOf(p.path), message: p.message })
+  // Every bad field at once: the operation's own checks (a phone that cannot be texted...) beside the form's and the schema's.
+  if (problems.length) for (const p of validationProblemsOf(() => readFieldInput(ctx, body as never))) problems.push({ path: fieldOf(p.path), message: p.message })
   return problems.length ? { problems } : { body }
 }
 

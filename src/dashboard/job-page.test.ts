@@ -231,6 +231,8 @@ describe('the job page', () => {
     expect(edit.status).toBe(422)
     const editPage = await edit.text()
     expect(editPage).toMatch(/id="f-quote-error">must be dollars and cents/)
+    // Every bad field at once: the phone is marked beside the quote, not after it is fixed.
+    expect(editPage).toMatch(/id="f-customer_phone-error">is not a phone number/)
     expect(editPage).toContain('value="Typed &lt;pickup&gt;"')
     expect(editPage).toContain('value="a lot"')
     expect((await apiGet(`/jobs/${job.id}/events`)).data).toHaveLength(before)

@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
-import { AppError } from '../platform/errors'
+import { AppError, validationProblemsOf } from '../platform/errors'
 import { checkboxField, formAlert, inputField, selectField, type FormState as KitForm } from '../pages/form'
 import { html } from '../pages/html'
 import { BODY_CAPS, routeProps } from '../platform/route-props'
 import { compileChecker, type FieldProblem } from '../platform/validation'
 import type { FormFields } from '../platform/forms'
 import { randomBase62 } from '../platform/ids'
-import { createInputProblems, createJob } from '../jobs/create-job'
+import { createJob, readCreateInput } from '../jobs/create-job'
 import { CreateJobBody } from '../jobs/job.model'
 import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
 import type { SessionPlugin } from '../users/session.plugin'
@@ -102,7 +102,7 @@ export function newJobRoutes(session: SessionPlugin, deps: RouteDeps) {
       const apiBody = bodyOf(values)
       const problems = checkBody(apiBody)
       // Every bad field at once: the operation's own checks (a phone that cannot be texted...) beside the schema's.
-      if (problems) return refuse([...problems, ...createInputProblems(ctx, apiBody as never)], 'The job was not created: correct the fields marked below.')
+      if (problems) return refuse([...problems, ...validationProblemsOf(() => readCreateInput(ctx, apiBody as never))], 'The job was not created: correct the fields marked below.')
       try {
         // The form's own key: a double-click or a resent form makes one job, not two.
         const made = withIdempotency(deps, idempotencyOwner(ctx.actor), idempotencyKey, { method: 'POST', path: '/jobs', body: apiBody },

@@ -53,21 +53,6 @@ export function readCreateInput(ctx: OperationContext, input: CreateJobBody) {
 }
 
 /**
- * The problems readCreateInput finds in a body (its own checks: phone, times, commercial account,
- * blank texts), without throwing: the dashboard's form shows them beside those its schema finds,
- * so that every bad field is marked at the first refusal, not one check after another.
- */
-export function createInputProblems(ctx: OperationContext, input: CreateJobBody): { path: string; message: string }[] {
-  try {
-    readCreateInput(ctx, input)
-    return []
-  } catch (err) {
-    if (err instanceof AppError && err.errorCode === 'validation_failed') return err.details.fields as { path: string; message: string }[]
-    throw err
-  }
-}
-
-/**
  * A job's history, as an import brings it: the job arrives in its historic status with its
  * milestone times and outcome, marked `imported` (so the texts policy sends nothing for it),
  * and its job.created carries `imported: true`. The caller has checked every value.

@@ -32,7 +32,7 @@ interface FieldInput {
 }
 
 /** Checks every field of a PATCH body (all problems at once, at most 10); nothing here needs the job. */
-function readFieldInput(ctx: OperationContext, input: UpdateJobBody): FieldInput {
+export function readFieldInput(ctx: OperationContext, input: UpdateJobBody): FieldInput {
   const problems: { path: string; message: string }[] = []
   const attempt = <T>(fn: () => T): T | undefined => {
     try { return fn() } catch (err) {

@@ -81,6 +81,20 @@ export function validationFailed(fields: { path: string; message: string }[], me
   return new AppError('validation_failed', text, { fields })
 }
 
+/**
+ * The fields a check refuses (its validation_failed), or none: for a page's form, which shows an
+ * operation's own checks beside its schema's so that every bad field is marked at once.
+ */
+export function validationProblemsOf(check: () => unknown): { path: string; message: string }[] {
+  try {
+    check()
+    return []
+  } catch (err) {
+    if (err instanceof AppError && err.errorCode === 'validation_failed') return err.details.fields as { path: string; message: string }[]
+    throw err
+  }
+}
+
 /** The error for an id that does not exist for this key (other accounts' ids included). */
 export function notFound(what: string, id: string): AppError {
   return new AppError('not_found', `No ${what} with id ${id} was found.`, { id })
