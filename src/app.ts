@@ -200,7 +200,7 @@ function destructuredParameters(source: string): string | null {
  */
 export function createHandler(deps: AppDeps) {
   const { app, preRouted } = createApp(deps)
-  const ready = createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl, trustedProxies: deps.config.trustedProxies, preRouted })
+  const ready = createFetchHandler(app, { logger: deps.logger, isDraining: deps.isDraining, publicUrl: deps.config.publicUrl, tileUrl: deps.config.tileUrl, trustedProxies: deps.config.trustedProxies, preRouted, idleTimeoutS: deps.config.idleTimeoutS })
   const assets = loadPageAssets()
   let loaded = false
   assets.then(() => { loaded = true }, () => {})

@@ -23,6 +23,9 @@ export async function readBody(request: Request, limitBytes: number): Promise<Ui
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limitBytes) throw refuse('too_large')
   if (!request.body) return EMPTY
+  // Time to send it: the declared length, or for a chunked body as much as the route takes.
+  const length = declared !== null && /^\d+$/.test(declared) ? Number(declared) : limitBytes
+  if (length > 0) info.uploadTime?.(length)
   try {
     // HTTP framing bounds a declared body by its length, so it can be taken whole.
     if (declared !== null && /^\d+$/.test(declared)) {

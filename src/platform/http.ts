@@ -282,7 +282,11 @@ const nextRequestId = () => {
 }
 
 /** What Bun.serve passes beside the request: where it came from. */
-export interface PeerSource { requestIP(request: Request): { address: string } | null }
+export interface PeerSource {
+  requestIP(request: Request): { address: string } | null
+  /** Bun.serve's per-request idle timeout, in seconds. */
+  timeout?(request: Request, seconds: number): void
+}
 
 /**
  * Wraps the Elysia app as Bun.serve's fetch handler: a Request-Id on every response, the
@@ -300,8 +304,11 @@ export function createFetchHandler(
     trustedProxies?: TrustedProxies
     /** GET answers that skip Elysia's router and hooks (pre-routed.ts). */
     preRouted?: PreRouted
+    /** The server's idle timeout (TOWLINE_IDLE_TIMEOUT_SECONDS): what an upload's time is added to. */
+    idleTimeoutS?: number
   },
 ) {
+  const idleS = deps.idleTimeoutS ?? 10
   const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl, tileUrl: deps.tileUrl })
   const accessLog = createAccessLog(deps.logger)
   const pre = deps.preRouted
@@ -356,6 +363,7 @@ export function createFetchHandler(
     if (server) info.peer = trusted.length
       ? () => clientAddress(server.requestIP(original)?.address, request.headers.get('x-forwarded-for'), trusted)
       : () => server.requestIP(original)?.address
+    if (server?.timeout) info.uploadTime = (bytes) => server.timeout!(original, uploadSeconds(bytes, idleS))
     let answer: Response | Promise<Response>
     try {
       answer = (pre && request.method === 'GET' && url.indexOf('?', pathAt) === -1 && preRoute(pre, request, url.slice(pathAt))) || app.fetch(request)
@@ -365,6 +373,20 @@ export function createFetchHandler(
     if (answer instanceof Response) return finish(request, answer, started)
     return Promise.resolve(answer).then((response) => finish(request, response, started), (err) => finish(request, threw(request, err), started))
   }
+}
+
+/** The slowest upload a route waits for, in bytes a second (64 kbit/s, below a weak 2G signal). */
+export const MIN_UPLOAD_BYTES_PER_S = 8 * 1024
+
+/**
+ * How long a request may take to send a body of `bytes`: the idle timeout plus the body at the
+ * slowest rate waited for, at most 255 s (Bun's limit). Bun's idle timer does not count bytes
+ * coming in, so without this every upload slower than the idle timeout (a photo from a phone on
+ * a weak signal, a CSV over a slow line) was cut off mid-way; a client dripping slower than that
+ * rate is still cut off.
+ */
+export function uploadSeconds(bytes: number, idleS: number): number {
+  return Math.min(255, idleS + Math.ceil(bytes / MIN_UPLOAD_BYTES_PER_S))
 }
 
 /** One plain path segment, as ids are: anything else (encoded, empty, deeper) goes through the router. */

@@ -1,12 +1,15 @@
 /**
- * The pages' live streams against the compiled binary: the board's, the driver's and the
- * tracking page's Server-Sent Events stay open on one connection through several of the
- * server's idle timeouts while nothing happens (Bun closes a connection silent that long; each
- * stream's heartbeat keeps it open), and an event still arrives on that same connection after.
- * The idle timeout is set to its shortest (TOWLINE_IDLE_TIMEOUT_SECONDS=5) rather than waited out at its 10 s default;
- * Bun checks idle connections every 4 s, so a silent stream is cut 4 to 8 s after its last byte.
+ * The server's idle timeout against the compiled binary, set to its shortest
+ * (TOWLINE_IDLE_TIMEOUT_SECONDS=5) rather than waited out at its 10 s default; Bun checks idle
+ * connections every 4 s, so a connection is cut 4 to 8 s after it went quiet.
+ * - The pages' live streams (board, driver, tracking) stay open on one connection while nothing
+ *   happens, on their heartbeats, and an event still arrives on that same connection after.
+ * - A body that keeps arriving slowly (a phone on a weak signal) is taken whole, however much
+ *   longer than the idle timeout it takes (Bun's idle timer does not count bytes coming in);
+ *   one that stops arriving is still cut off.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { connect } from 'node:net'
 import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
 
 const IDLE_S = 5
@@ -87,4 +90,44 @@ test('the board, driver and tracking streams stay open through the idle timeout 
   } finally {
     for (const s of Object.values(streams)) await s.cancel()
   }
+}, 30_000)
+
+/** Sends a request by hand, its body in pieces every `everyMs`; resolves with what came back and when the connection closed. */
+function dripped(port: number, head: string, body: string, pieceBytes: number, everyMs: number, stopAfterBytes = Infinity) {
+  return new Promise<{ answer: string; closedAfterMs: number; sentBytes: number }>((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    const started = Date.now()
+    let answer = ''
+    let at = 0
+    socket.on('data', (d) => { answer += String(d) })
+    socket.on('error', () => {})
+    socket.on('close', () => { clearInterval(timer); resolve({ answer, closedAfterMs: Date.now() - started, sentBytes: at }) })
+    socket.write(head)
+    const timer = setInterval(() => {
+      if (at >= body.length || at >= stopAfterBytes) return
+      const piece = body.slice(at, at + pieceBytes)
+      at += piece.length
+      socket.write(piece)
+      // Answered: close our side, as a browser done with the request would.
+      if (at >= body.length) setTimeout(() => socket.end(), 500)
+    }, everyMs)
+  })
+}
+
+test('a body sent slowly for longer than the idle timeout is taken whole; one that stops coming is cut off', async () => {
+  const port = Number(new URL(server.url).port)
+  // A job whose JSON is padded to 100 KiB (whitespace is JSON), sent at 10 KiB/s: about 10 s, twice the idle timeout.
+  const json = JSON.stringify({ external_ref: 'SLOW-1', customer: { name: 'Slow Signal' }, pickup: { location: 'Mile 12' } }) + ' '.repeat(100 * 1024)
+  const head = (length: number) => `POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
+  const [slow, stalled] = await Promise.all([
+    dripped(port, head(json.length), json, 1024, 100),
+    // Declares 2 KiB and sends half: it may take the idle timeout and a moment more, not forever.
+    dripped(port, head(2048), 'x'.repeat(2048), 1024, 100, 1024),
+  ])
+  expect({ status: slow.answer.split('\r\n')[0], sent: slow.sentBytes }).toEqual({ status: 'HTTP/1.1 201 Created', sent: json.length })
+  expect(slow.closedAfterMs).toBeGreaterThan(IDLE_S * 1000 + 2000)
+  const made = (await api('GET', '/jobs?external_ref=SLOW-1')).body.data
+  expect(made.map((j: any) => j.customer.name)).toEqual(['Slow Signal'])
+  expect(stalled.answer).not.toContain('201')
+  expect(stalled.closedAfterMs).toBeLessThan(15_000)
 }, 30_000)
