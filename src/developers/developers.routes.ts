@@ -16,7 +16,7 @@ import type { SessionUser } from '../users/sessions'
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint } from '../webhooks/manage-endpoints'
 import { listAttempts, pingEndpoint, resendDelivery } from '../webhooks/send-now'
 import { CreateWebhookEndpointBody } from '../webhooks/webhook.model'
-import { webhookDeps } from '../webhooks/webhook.routes'
+import { giveSendTime, webhookDeps } from '../webhooks/webhook.routes'
 import { developersBody, type DevelopersView, type ShownSecret } from './developers.page'
 import { deleteBody, endpointBody, type EndpointPageView } from './endpoint.page'
 
@@ -84,12 +84,14 @@ export function developersRoutes(session: SessionPlugin, deps: RouteDeps) {
       return endpointPage(user, ctx, params.id, { sent })
     }, { signedIn: 'owner' })
 
-    .post('/developers/webhooks/:id/test', async ({ params, ctx }) => {
+    .post('/developers/webhooks/:id/test', async ({ params, ctx, request }) => {
+      giveSendTime(deps, request)
       const outcome = await pingEndpoint(sendNow, ctx, params.id)
       return seeOther(`/developers/webhooks/${params.id}?sent=${outcome.delivery_id}`)
     }, { signedIn: 'owner' })
 
-    .post('/developers/webhooks/:id/deliveries/:delivery_id/resend', async ({ params, user, ctx }) => {
+    .post('/developers/webhooks/:id/deliveries/:delivery_id/resend', async ({ params, user, ctx, request }) => {
+      giveSendTime(deps, request)
       try {
         const outcome = await resendDelivery(sendNow, ctx, params.id, params.delivery_id)
         return seeOther(`/developers/webhooks/${params.id}?sent=${outcome.delivery_id}`)

@@ -10,6 +10,13 @@ export class BodyError extends Error {
 const EMPTY = new Uint8Array(0)
 
 /**
+ * The slowest upload waited for, in bytes a second (64 kbit/s, below a weak 2G signal): a request
+ * sending a body gets the idle timeout plus the body's time at this rate (at most 255 s in all);
+ * a client slower than that, or one that stops, is cut off.
+ */
+export const MIN_UPLOAD_BYTES_PER_S = 8 * 1024
+
+/**
  * Reads a request's body under a cap: a declared Content-Length over it is refused before a
  * byte is read, and a chunked body is counted as it arrives and cut at the cap, so memory never
  * holds more than `limitBytes` of it. A client that hangs up mid-upload is a BodyError too.
@@ -23,9 +30,10 @@ export async function readBody(request: Request, limitBytes: number): Promise<Ui
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limitBytes) throw refuse('too_large')
   if (!request.body) return EMPTY
-  // Time to send it: the declared length, or for a chunked body as much as the route takes.
+  // Time to send it (Bun's idle timer does not count bytes coming in): the declared length, or for
+  // a chunked body as much as the route takes, at the slowest rate waited for.
   const length = declared !== null && /^\d+$/.test(declared) ? Number(declared) : limitBytes
-  if (length > 0) info.uploadTime?.(length)
+  if (length > 0) info.allowTime?.(length / MIN_UPLOAD_BYTES_PER_S)
   try {
     // HTTP framing bounds a declared body by its length, so it can be taken whole.
     if (declared !== null && /^\d+$/.test(declared)) {

@@ -363,7 +363,7 @@ export function createFetchHandler(
     if (server) info.peer = trusted.length
       ? () => clientAddress(server.requestIP(original)?.address, request.headers.get('x-forwarded-for'), trusted)
       : () => server.requestIP(original)?.address
-    if (server?.timeout) info.uploadTime = (bytes) => server.timeout!(original, uploadSeconds(bytes, idleS))
+    if (server?.timeout) info.allowTime = (seconds) => server.timeout!(original, Math.min(255, idleS + Math.ceil(seconds)))
     let answer: Response | Promise<Response>
     try {
       answer = (pre && request.method === 'GET' && url.indexOf('?', pathAt) === -1 && preRoute(pre, request, url.slice(pathAt))) || app.fetch(request)
@@ -373,20 +373,6 @@ export function createFetchHandler(
     if (answer instanceof Response) return finish(request, answer, started)
     return Promise.resolve(answer).then((response) => finish(request, response, started), (err) => finish(request, threw(request, err), started))
   }
-}
-
-/** The slowest upload a route waits for, in bytes a second (64 kbit/s, below a weak 2G signal). */
-export const MIN_UPLOAD_BYTES_PER_S = 8 * 1024
-
-/**
- * How long a request may take to send a body of `bytes`: the idle timeout plus the body at the
- * slowest rate waited for, at most 255 s (Bun's limit). Bun's idle timer does not count bytes
- * coming in, so without this every upload slower than the idle timeout (a photo from a phone on
- * a weak signal, a CSV over a slow line) was cut off mid-way; a client dripping slower than that
- * rate is still cut off.
- */
-export function uploadSeconds(bytes: number, idleS: number): number {
-  return Math.min(255, idleS + Math.ceil(bytes / MIN_UPLOAD_BYTES_PER_S))
 }
 
 /** One plain path segment, as ids are: anything else (encoded, empty, deeper) goes through the router. */

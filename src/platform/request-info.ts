@@ -21,8 +21,12 @@ export interface RequestInfo {
   bodyProblem?: 'too_large' | 'aborted' | 'not_json' | 'not_object' | 'not_form'
   /** The client's address: the socket's peer, or behind a trusted proxy the client it names (absent in-process). */
   peer?: () => string | undefined
-  /** Gives the request time to send a body of this many bytes (http.ts uploadSeconds); absent in-process. */
-  uploadTime?: (bytes: number) => void
+  /**
+   * Gives the request this many seconds more than the idle timeout (at most 255 s in all) before
+   * Bun cuts it off: Bun's idle timer runs while a body comes in and while a handler works
+   * without answering. Absent in-process.
+   */
+  allowTime?: (seconds: number) => void
 }
 
 // Kept on the request itself: a WeakMap entry per request cost more to add and to look up (about

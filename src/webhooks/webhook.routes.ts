@@ -10,6 +10,7 @@ import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpo
 import { listAttempts, pingEndpoint, resendDelivery, type SendNowDeps } from './send-now'
 import { endpointView } from './webhook.queries'
 import { pageLimit } from '../platform/paging'
+import { requestInfo } from '../platform/request-info'
 import { IdempotencyHeaders, idempotencyOwner, reply, withIdempotencyAsync } from '../idempotency/idempotency'
 
 /** What the webhook operations run with (the address policy, the send settings), for the API's routes and the Developers pages alike. */
@@ -18,6 +19,15 @@ export function webhookDeps(deps: RouteDeps): { manage: EndpointDeps; sendNow: S
     manage: { db: deps.db, clock: deps.clock, allowPrivate: deps.config.webhookAllowPrivate, resolve: deps.webhookSend.resolve, isAllowedAddress: deps.webhookSend.isAllowedAddress },
     sendNow: { db: deps.db, clock: deps.clock, schedule: deps.config.webhookRetryScheduleMs, send: deps.webhookSend, links: deps.links },
   }
+}
+
+/**
+ * Gives a request that sends to an endpoint now (a test ping, a resend) the time the send may
+ * take, the webhook timeout and a little for DNS and connecting, before Bun's idle timer would
+ * cut it off (it runs while a handler works without answering).
+ */
+export function giveSendTime(deps: RouteDeps, request: Request): void {
+  requestInfo(request).allowTime?.(deps.webhookSend.timeoutMs / 1000 + 5)
 }
 
 /** The /webhooks endpoints (scope webhooks:manage). */
@@ -66,8 +76,8 @@ export function webhookRoutes(auth: AuthPlugin, deps: RouteDeps) {
       response: { 200: DeletedWebhookEndpoint },
       detail: { operationId: 'deleteWebhookEndpoint', summary: 'Delete an endpoint', description: 'Its undelivered deliveries are cancelled.', tags },
     })
-    .post('/webhooks/:id/test', async ({ ctx, params, headers, set }) => reply(set, await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/webhooks/${params.id}/test`, body: null },
-      async () => ({ status: 200, body: await pingEndpoint(sendNow, ctx, params.id) }))), {
+    .post('/webhooks/:id/test', async ({ ctx, params, headers, set, request }) => reply(set, await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/webhooks/${params.id}/test`, body: null },
+      async () => { giveSendTime(deps, request); return { status: 200, body: await pingEndpoint(sendNow, ctx, params.id) } })), {
       scope: 'webhooks:manage', params: EndpointIdParams, headers: IdempotencyHeaders, response: { 200: DeliveryOutcome },
       detail: { operationId: 'testWebhookEndpoint', summary: 'Send a ping now', description: 'Sends a signed ping event to the endpoint (even if paused) and returns what it answered. Pings never count toward pausing.', tags, 'x-error-codes': ['idempotency_key_reused', 'idempotency_key_in_use'] },
     })
@@ -78,8 +88,8 @@ export function webhookRoutes(auth: AuthPlugin, deps: RouteDeps) {
       response: { 200: ListOf(DeliveryAttempt) },
       detail: { operationId: 'listWebhookDeliveries', summary: 'The last delivery attempts', description: 'The last 100 attempts, newest first, with the request as sent and the answer (first 2 KiB); a smaller limit pages through them with cursor.', tags },
     })
-    .post('/webhooks/:id/deliveries/:delivery_id/retry', async ({ ctx, params, headers, set }) => reply(set, await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/webhooks/${params.id}/deliveries/${params.delivery_id}/retry`, body: null },
-      async () => ({ status: 200, body: await resendDelivery(sendNow, ctx, params.id, params.delivery_id) }))), {
+    .post('/webhooks/:id/deliveries/:delivery_id/retry', async ({ ctx, params, headers, set, request }) => reply(set, await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), headers['idempotency-key'], { method: 'POST', path: `/webhooks/${params.id}/deliveries/${params.delivery_id}/retry`, body: null },
+      async () => { giveSendTime(deps, request); return { status: 200, body: await resendDelivery(sendNow, ctx, params.id, params.delivery_id) } })), {
       scope: 'webhooks:manage',
       headers: IdempotencyHeaders,
       params: DeliveryParams,

@@ -7,9 +7,11 @@
  * - A body that keeps arriving slowly (a phone on a weak signal) is taken whole, however much
  *   longer than the idle timeout it takes (Bun's idle timer does not count bytes coming in);
  *   one that stops arriving is still cut off.
+ * - A test ping to an endpoint that never answers waits the whole webhook timeout and says so
+ *   (Bun's idle timer also runs while a handler works without answering).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { connect } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
 
 const IDLE_S = 5
@@ -19,7 +21,8 @@ let key: string
 
 beforeAll(async () => {
   folder = freshFolder()
-  server = await startServer(folder.bin, { cwd: folder.dir, env: { TOWLINE_IDLE_TIMEOUT_SECONDS: String(IDLE_S) } })
+  // Webhook sends wait up to 9 s: longer than a request may work unanswered at this idle timeout (8 s).
+  server = await startServer(folder.bin, { cwd: folder.dir, env: { TOWLINE_IDLE_TIMEOUT_SECONDS: String(IDLE_S), TOWLINE_WEBHOOK_TIMEOUT_MS: '9000', TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' } })
   key = createKeyWithCli(folder.bin, folder.dir, 'all')
   expect(cli(folder.bin, ['users', 'create', '--email', 'dee@example.com', '--role', 'dispatcher', '--password', 'correct horse battery'], { cwd: folder.dir }).code).toBe(0)
 }, 30_000)
@@ -130,4 +133,21 @@ test('a body sent slowly for longer than the idle timeout is taken whole; one th
   expect(made.map((j: any) => j.customer.name)).toEqual(['Slow Signal'])
   expect(stalled.answer).not.toContain('201')
   expect(stalled.closedAfterMs).toBeLessThan(15_000)
+}, 30_000)
+
+test('a test ping to an endpoint that never answers is answered after the webhook timeout, not cut off', async () => {
+  // Takes the connection and never says a word (the TLS handshake never ends).
+  const hole = createServer((socket) => { socket.on('error', () => {}) }).listen(0, '127.0.0.1')
+  await new Promise((r) => hole.once('listening', r))
+  try {
+    const port = (hole.address() as { port: number }).port
+    const endpoint = await api('POST', '/webhooks', { url: `https://127.0.0.1:${port}/hook`, events: ['*'] })
+    expect(endpoint.status).toBe(201)
+    const started = Date.now()
+    const ping = await api('POST', `/webhooks/${endpoint.body.id}/test`)
+    expect({ status: ping.status, delivered: ping.body.delivered, error: ping.body.error }).toEqual({ status: 200, delivered: false, error: 'timeout' })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(9000)
+  } finally {
+    hole.close()
+  }
 }, 30_000)
