@@ -304,7 +304,7 @@ export function createFetchHandler(
     trustedProxies?: TrustedProxies
     /** GET answers that skip Elysia's router and hooks (pre-routed.ts). */
     preRouted?: PreRouted
-    /** The server's idle timeout (TOWLINE_IDLE_TIMEOUT_SECONDS): what an upload's time is added to. */
+    /** The server's idle timeout (TOWLINE_IDLE_TIMEOUT_SECONDS): what a request given more time (RequestInfo.allowTime) gets beyond it. */
     idleTimeoutS?: number
   },
 ) {
@@ -363,7 +363,8 @@ export function createFetchHandler(
     if (server) info.peer = trusted.length
       ? () => clientAddress(server.requestIP(original)?.address, request.headers.get('x-forwarded-for'), trusted)
       : () => server.requestIP(original)?.address
-    if (server?.timeout) info.allowTime = (seconds) => server.timeout!(original, Math.min(255, idleS + Math.ceil(seconds)))
+    // Only requests that can carry a body or make the server wait on a third party need more time (GETs read and answer).
+    if (server?.timeout && request.method !== 'GET' && request.method !== 'HEAD') info.allowTime = (seconds) => server.timeout!(original, Math.min(255, idleS + Math.ceil(seconds)))
     let answer: Response | Promise<Response>
     try {
       answer = (pre && request.method === 'GET' && url.indexOf('?', pathAt) === -1 && preRoute(pre, request, url.slice(pathAt))) || app.fetch(request)
