@@ -34,5 +34,9 @@ journal.entries.forEach((e, i) => lines.push(`  ${JSON.stringify(e.tag)}: m${i},
 lines.push('}', '', '/** The SQL of each PostgreSQL migration, by its journal tag. */', 'export const PG_SQL_BY_TAG: Record<string, string> = {')
 pgJournal.entries.forEach((e, i) => lines.push(`  ${JSON.stringify(e.tag)}: p${i},`))
 lines.push('}')
-await Bun.write(new URL('../src/db/migrations.gen.ts', import.meta.url), lines.join('\n') + '\n')
+// Written only when it changes: every build runs this, and a file rewritten as it was would look
+// newer than the binary to the bench's staleness check.
+const target = Bun.file(new URL('../src/db/migrations.gen.ts', import.meta.url))
+const text = lines.join('\n') + '\n'
+if (!(await target.exists()) || (await target.text()) !== text) await Bun.write(target, text)
 console.log(`embedded ${journal.entries.length} SQLite and ${pgJournal.entries.length} PostgreSQL migration(s)`)

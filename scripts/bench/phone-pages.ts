@@ -27,7 +27,7 @@
 import { request as httpRequest } from 'node:http'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import type { Browser, CDPSession, Page } from 'playwright-core'
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
 import { launchChromium } from '../../test/browser/chromium'
 import type { BenchContext, RunningServer } from './lib'
 import { fmt, median, ms, pct, runCommand, startServer, wallMs } from './lib'
@@ -111,10 +111,30 @@ async function loadPage(browser: Browser, url: string, opts: { cpu: number; net:
   }
   if (opts.net) await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: opts.net.latency, downloadThroughput: opts.net.downloadThroughput, uploadThroughput: opts.net.uploadThroughput })
   if (opts.cpu !== 1) await cdp.send('Emulation.setCPUThrottlingRate', { rate: opts.cpu })
+  try {
+    return await measureLoad(page, url, opts.collect, seen, offsite)
+  } finally {
+    await closeThrottled(context, cdp, opts.cpu !== 1)
+  }
+}
+
+/**
+ * Closes a context whose page had its CPU throttled, the throttling ended first: Chromium
+ * throttles by a thread of the renderer process that polls the clock, and that process can
+ * outlive the page (it hosts the next ones); left on, the thread kept a core busy for the rest
+ * of the run, slowing every later figure and stalling the photo upload's page for minutes.
+ */
+async function closeThrottled(context: BrowserContext, cdp: CDPSession, throttled: boolean): Promise<void> {
+  if (throttled) await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 }).catch(() => {})
+  await context.close()
+}
+
+/** Loads `url` in `page` and waits for its first paint (and, when collecting, for the network to go quiet). */
+async function measureLoad(page: Page, url: string, collect: boolean, seen: Map<string, Partial<Loaded> & { done?: boolean }>, offsite: string[]): Promise<{ fcp: number | null; responseEnd: number; loaded: Loaded[]; offsite: string[] }> {
   const res = await page.goto(url, { waitUntil: 'load', timeout: 60_000 })
   if (res?.status() !== 200) throw new Error(`${url} answered ${res?.status()} in Chromium`)
   const { fcp, responseEnd } = await firstPaint(page)
-  if (opts.collect) {
+  if (collect) {
     // Quiet: no request (the live stream aside) unfinished for a second, e.g. the map's files the tracking page asks for once it has a truck.
     let quietSince = performance.now()
     const busy = () => [...seen.values()].some((r) => !r.done && !String((r as { mime?: string }).mime ?? '').includes('event-stream') && !/\/events(\?|$)/.test(new URL(r.url!).pathname))
@@ -124,7 +144,6 @@ async function loadPage(browser: Browser, url: string, opts: { cpu: number; net:
       await Bun.sleep(50)
     }
   }
-  await context.close()
   const loaded = [...seen.values()].filter((r) => r.done).map((r) => r as Loaded)
   return { fcp, responseEnd, loaded, offsite }
 }
@@ -235,32 +254,35 @@ async function measureUpload(ctx: BenchContext, browser: Browser, driverUrl: str
       const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true })
       const page = await context.newPage()
       const cdp: CDPSession = await context.newCDPSession(page)
-      await page.goto(driverUrl, { waitUntil: 'load' })
-      // When the page itself sees the file chosen (its change event), on the wall clock this process reads too.
-      let chosenAt = Number.NaN
-      page.on('console', (m) => { const t = /^bench-chosen (\d+(\.\d+)?)$/.exec(m.text()); if (t) chosenAt = Number(t[1]) })
-      await page.evaluate(() => document.getElementById('f-photo')!.addEventListener('change', () => console.log(`bench-chosen ${performance.timeOrigin + performance.now()}`), { capture: true }))
-      await cdp.send('Network.enable')
-      if (net) {
-        await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: net.latency, downloadThroughput: net.downloadThroughput, uploadThroughput: net.uploadThroughput })
-        await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 })
+      try {
+        await page.goto(driverUrl, { waitUntil: 'load' })
+        // When the page itself sees the file chosen (its change event), on the wall clock this process reads too.
+        let chosenAt = Number.NaN
+        page.on('console', (m) => { const t = /^bench-chosen (\d+(\.\d+)?)$/.exec(m.text()); if (t) chosenAt = Number(t[1]) })
+        await page.evaluate(() => document.getElementById('f-photo')!.addEventListener('change', () => console.log(`bench-chosen ${performance.timeOrigin + performance.now()}`), { capture: true }))
+        await cdp.send('Network.enable')
+        if (net) {
+          await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: net.latency, downloadThroughput: net.downloadThroughput, uploadThroughput: net.uploadThroughput })
+          await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 })
+        }
+        const answered = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname.endsWith('/photos'), { timeout: 120_000 })
+        const started = wallMs()
+        await page.getByLabel('Add photo', { exact: true }).setInputFiles({ name: 'IMG_0001.jpg', mimeType: 'image/jpeg', buffer: photo })
+        const response = await answered
+        const done = wallMs()
+        if (response.status() !== 303) throw new Error(`the photo upload answered ${response.status()}`)
+        const timing = response.request().timing()
+        total.push(done - started)
+        fromChosen.push(done - chosenAt)
+        downscale.push(timing.startTime - chosenAt)
+        upload.push(timing.responseStart)
+        sent.push(Number((await response.request().allHeaders())['content-length'] ?? Number.NaN))
+        const events = await call(server, key, 'GET', `/jobs/${jobId}/events?limit=100`, undefined, 200).catch(() => null)
+        const photoEvent = (events?.data as { type: string; detail: { bytes?: number } }[] | undefined)?.filter((e) => e.type === 'job.photo_added').at(-1)
+        stored.push(photoEvent?.detail.bytes ?? Number.NaN)
+      } finally {
+        await closeThrottled(context, cdp, net !== null)
       }
-      const answered = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname.endsWith('/photos'), { timeout: 120_000 })
-      const started = wallMs()
-      await page.getByLabel('Add photo', { exact: true }).setInputFiles({ name: 'IMG_0001.jpg', mimeType: 'image/jpeg', buffer: photo })
-      const response = await answered
-      const done = wallMs()
-      if (response.status() !== 303) throw new Error(`the photo upload answered ${response.status()}`)
-      const timing = response.request().timing()
-      total.push(done - started)
-      fromChosen.push(done - chosenAt)
-      downscale.push(timing.startTime - chosenAt)
-      upload.push(timing.responseStart)
-      sent.push(Number((await response.request().allHeaders())['content-length'] ?? Number.NaN))
-      const events = await call(server, key, 'GET', `/jobs/${jobId}/events?limit=100`, undefined, 200).catch(() => null)
-      const photoEvent = (events?.data as { type: string; detail: { bytes?: number } }[] | undefined)?.filter((e) => e.type === 'job.photo_added').at(-1)
-      stored.push(photoEvent?.detail.bytes ?? Number.NaN)
-      await context.close()
     }
     const list = (xs: number[]) => xs.map((t) => fmt(t)).join(', ')
     ctx.log(`photo upload (${label}): setInputFiles → answer ${list(total)} ms; chosen (change event) → answer ${list(fromChosen)} ms; of which downscale ${list(downscale)} ms and the POST ${list(upload)} ms; posted ${list(sent)} B; stored JPEG ${list(stored)} B`)
