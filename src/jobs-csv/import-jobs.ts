@@ -6,7 +6,7 @@ import { CreateJobBody, UpdateJobBody } from '../jobs/job.model'
 import { findJobByExternalRef } from '../jobs/job.queries'
 import type { OperationContext } from '../operations/operation-context'
 import { iso } from '../platform/clock'
-import { AppError } from '../platform/errors'
+import { AppError, validationProblemsOf } from '../platform/errors'
 import { parseDollars } from '../platform/money'
 import { readIsoTime } from '../platform/time'
 import { compileChecker, type FieldProblem } from '../platform/validation'
@@ -128,12 +128,8 @@ function checkRow(env: Env, rec: CsvRecord): { prepared?: Prepared; errors: RowE
   const problems: FieldProblem[] = [...(checkCreate(body) ?? []), ...(checkUpdate({ final_price_cents: money('final'), payment_method: str('payment_method') }) ?? [])]
   // A blank cell is the API's null.
   for (const p of problems) add(columnOf(p.path), p.message.replace(/, or null$/, ', or empty'))
-  if (!problems.length) {
-    try { readCreateInput(env.ctx, body as CreateJobBody) } catch (err) {
-      if (!(err instanceof AppError) || err.errorCode !== 'validation_failed') throw err
-      for (const f of err.details.fields as FieldProblem[]) add(columnOf(f.path), f.message)
-    }
-  }
+  // Every error of the row: the operation's own checks (a phone that cannot be texted...) beside the schema's.
+  for (const f of validationProblemsOf(() => readCreateInput(env.ctx, body as CreateJobBody))) add(columnOf(f.path), f.message)
 
   // The history: a status of the table, its times in order and not in the future.
   const rawStatus = str('status')?.toLowerCase() ?? null
