@@ -78,6 +78,12 @@ describe('the jobs list', () => {
     expect(await found({ q: 'ÉLODIE' })).toEqual([elo])
     expect(await found({ q: 'durand' })).toEqual([elo])
     expect(await found({ q: 'Nobody' })).toEqual([])
+    // Characters JSON stores escaped (the search reads the stored JSON as text) are found as typed.
+    const quoted = (await makeJob(api, key, { customer: { name: 'Dan "Tow Man" O\\Brien' }, vehicle: { plate: 'Q"1\\2' } })).id as string
+    expect(await found({ q: '"tow man" o\\b' })).toEqual([quoted])
+    expect(await found({ q: 'q"1\\2' })).toEqual([quoted])
+    // A key of the stored JSON is not a customer's name.
+    expect(await found({ q: 'phone' })).toEqual([])
   })
 
   test('finds a phone typed any common way, in the account\'s country, or by its last digits', async () => {

@@ -77,14 +77,32 @@ type Row = { id: string; created_at: number; status: string; customer: string; v
 const fold = (s: string) => s.normalize('NFC').toLowerCase()
 const compactPlate = (s: string) => fold(s).replace(/[\s-]+/g, '')
 
+const escapeLike = (part: string) => part.replace(/[\\%_]/g, (c) => `\\${c}`)
+
 /**
  * A LIKE pattern that finds at least every value containing `text` case-insensitively: SQLite
  * folds only ASCII letters, so each run of other characters becomes `%`, and the rows it lets
  * through are tested again in JavaScript, which folds every letter.
  */
 function containsPattern(text: string): string {
-  const ascii = text.split(/[^\x00-\x7f]+/).filter(Boolean).map((part) => part.replace(/[\\%_]/g, (c) => `\\${c}`))
-  return `%${ascii.join('%')}%`
+  return `%${text.split(/[^\x00-\x7f]+/).filter(Boolean).map(escapeLike).join('%')}%`
+}
+
+/**
+ * The same for text inside a column of JSON text (read raw, not parsed: parsing every row's JSON
+ * was most of a search's time): the characters JSON writes escaped (quote, backslash, controls)
+ * become `%` too.
+ */
+function containsPatternInJson(text: string): string {
+  return `%${text.split(/[^\x20-\x7e]+|["\\]+/).filter(Boolean).map(escapeLike).join('%')}%`
+}
+
+/**
+ * A LIKE pattern matching every text holding these characters in order, whatever stands between
+ * them: a plate's spaces and hyphens (cheaper than taking them out of every job's vehicle text).
+ */
+function spreadPattern(text: string): string {
+  return `%${[...text].filter((c) => /^[\x20-\x7e]$/.test(c) && c !== '"' && c !== '\\').map(escapeLike).join('%')}%`
 }
 
 /** Tells whether a job matches the search text (the one rule; the SQL only narrows the rows down). */
@@ -149,14 +167,16 @@ export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSe
       where.push('id = ?')
       params.push(`job_${q.slice(4).toUpperCase()}`)
     } else {
-      const terms = [`json_extract(customer, '$.name') LIKE ? ESCAPE '\\'`, `external_ref LIKE ? ESCAPE '\\'`]
-      const termParams: string[] = [containsPattern(q), containsPattern(q)]
-      if (text.plate) { terms.push(`replace(replace(json_extract(vehicle, '$.plate'), ' ', ''), '-', '') LIKE ? ESCAPE '\\'`); termParams.push(containsPattern(text.plate)) }
+      // Each term lets through at least every job the text matches (matchesText decides), reading
+      // the JSON columns as text: a search that matches one old job reads every job of the account.
+      const terms = [`customer LIKE ? ESCAPE '\\'`, `external_ref LIKE ? ESCAPE '\\'`]
+      const termParams: string[] = [containsPatternInJson(q), containsPattern(q)]
+      if (text.plate) { terms.push(`vehicle LIKE ? ESCAPE '\\'`); termParams.push(spreadPattern(text.plate)) }
       if (PHONE_LIKE.test(q)) {
         const e164 = normalizePhone(q, ctx.account.defaultCountry)
-        if (e164) { text.e164 = e164; terms.push(`json_extract(customer, '$.phone') = ?`); termParams.push(e164) }
+        if (e164) { text.e164 = e164; terms.push(`customer LIKE ?`); termParams.push(`%${e164}%`) }
         const digits = q.replace(/\D/g, '')
-        if (digits.length >= 4) { text.digits = digits; terms.push(`json_extract(customer, '$.phone') LIKE ?`); termParams.push(`%${digits}`) }
+        if (digits.length >= 4) { text.digits = digits; terms.push(`customer LIKE ?`); termParams.push(`%${digits}%`) }
       }
       where.push(`(${terms.join(' OR ')})`)
       params.push(...termParams)
