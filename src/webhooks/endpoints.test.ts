@@ -79,7 +79,11 @@ describe('POST /webhooks', () => {
     const made = await (await api.request('POST', '/api/v1/webhooks', { key, body: { url: 'https://example.com/x', events: ['*'] } })).json()
     const again = await expectError(await api.request('PATCH', `/api/v1/webhooks/${made.id}`, { key, body: { events: ['job.nope'] } }), 422, 'validation_failed')
     expect(again.details.fields[0].message).toStartWith('must be one of ping, job.created, ')
-    expect((await api.request('GET', '/api/v1/webhooks', { key })).status).toBe(200)
+    // A bad URL and a bad event type are both named, at once, and nothing is made.
+    const both = await expectError(await api.request('POST', '/api/v1/webhooks', { key, body: { url: 'http://example.com/x', events: ['job.bogus'] } }), 422, 'validation_failed')
+    expect(both.details.fields.map((f: any) => f.path)).toEqual(['events.0', 'url'])
+    const listed = await (await api.request('GET', '/api/v1/webhooks', { key })).json()
+    expect(listed.data.map((e: any) => e.id)).toEqual([made.id])
   })
 
   test('unknown fields are refused', async () => {

@@ -1,7 +1,7 @@
 import type { Db } from '../db/client'
 import { inTransaction } from '../db/client'
 import type { Clock } from '../platform/clock'
-import { AppError, validationFailed } from '../platform/errors'
+import { AppError, validationFailed, validationProblemsOf } from '../platform/errors'
 import { requirePermission } from '../accounts/actor'
 import type { OperationContext } from '../operations/operation-context'
 import { newId } from '../platform/ids'
@@ -50,6 +50,20 @@ export function checkEvents(events: string[]): string[] {
   return [...new Set(events)]
 }
 
+/** Checks the event types and the URL given (either may be absent), naming every field at fault at once. */
+async function checkTarget(deps: EndpointDeps, input: { url?: string; events?: string[] }): Promise<{ url?: string; events?: string[] }> {
+  const problems = input.events !== undefined ? validationProblemsOf(() => checkEvents(input.events!)) : []
+  let url: string | undefined
+  if (input.url !== undefined) {
+    try { url = await checkTargetUrl(input.url, deps.allowPrivate, deps) } catch (err) {
+      if (!(err instanceof AppError) || err.errorCode !== 'validation_failed') throw err
+      problems.push(...(err.details.fields as { path: string; message: string }[]))
+    }
+  }
+  if (problems.length) throw validationFailed(problems)
+  return { url, events: input.events !== undefined ? checkEvents(input.events) : undefined }
+}
+
 /**
  * Adds an endpoint; the secret is returned here and on rotation only. An endpoint made by a key
  * limited to sites receives the jobs of those sites only, and only such keys (or unlimited ones)
@@ -58,8 +72,9 @@ export function checkEvents(events: string[]): string[] {
 export async function createEndpoint(deps: EndpointDeps, ctx: OperationContext, input: { url: string; events: string[]; description?: string | null }) {
   requirePermission(ctx.actor, 'webhooks:manage')
   const scope = ctx.scope
-  const events = checkEvents(input.events)
-  const url = await checkTargetUrl(input.url, deps.allowPrivate, deps)
+  const checked = await checkTarget(deps, input)
+  const events = checked.events!
+  const url = checked.url!
   const now = deps.clock.now()
   const row: EndpointRow = {
     id: newId('whk', now), accountId: scope.accountId, url, description: input.description?.trim() || null, events, status: 'active', pausedReason: null,
@@ -89,8 +104,7 @@ export async function updateEndpoint(
   requirePermission(ctx.actor, 'webhooks:manage')
   const scope = ctx.scope
   findEndpointOrThrow(deps.db, scope, id)
-  const events = input.events !== undefined ? checkEvents(input.events) : undefined
-  const url = input.url !== undefined ? await checkTargetUrl(input.url, deps.allowPrivate, deps) : undefined
+  const { events, url } = await checkTarget(deps, input)
   const result = inTransaction(deps.db, () => {
     const e = findEndpointOrThrow(deps.db, scope, id)
     const now = deps.clock.now()
