@@ -42,6 +42,7 @@ interface OpenLink { job: JobRow; ctx: OperationContext; token: string; base: st
  * for the account's sessions (the job page's signatures).
  */
 export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
+  const driverHeartbeatTicks = heartbeatTicks(deps.config.idleTimeoutS)
   const open = (token: string): OpenLink => {
     const found = findJobByLink(deps.db, 'driver', token, { nowMs: deps.clock.now(), trackingLinkMs: deps.config.trackingLinkMs })
     // Worded as for any address with no page: nothing tells a live token from a guess.
@@ -125,7 +126,7 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
     }, { answers: 'json', detail: { hide: true } })
     .get('/d/:token/events', ({ params, request, query }) => {
       const link = open(params.token)
-      return driverStream({ bus: deps.bus, isDraining: deps.isDraining, heartbeatTicks: heartbeatTicks(deps.config.idleTimeoutS), stillLive: () => { try { return open(params.token).job.id === link.job.id } catch { return false } } },
+      return driverStream({ bus: deps.bus, isDraining: deps.isDraining, heartbeatTicks: driverHeartbeatTicks, stillLive: () => { try { return open(params.token).job.id === link.job.id } catch { return false } } },
         request, link.job.id, resumeFrom(request, query as Record<string, unknown>))
     }, { answers: 'json', detail: { hide: true } })
     .post('/d/:token/acknowledge', ({ params, body }) => {

@@ -78,32 +78,29 @@ const fold = (s: string) => s.normalize('NFC').toLowerCase()
 const compactPlate = (s: string) => fold(s).replace(/[\s-]+/g, '')
 
 const escapeLike = (part: string) => part.replace(/[\\%_]/g, (c) => `\\${c}`)
+/** A LIKE pattern of the parts of `text` between `gaps`, each escaped, anything allowed around and between them. */
+const likeParts = (text: string, gaps: RegExp) => `%${text.split(gaps).filter(Boolean).map(escapeLike).join('%')}%`
+/** What JSON text may hold other than as typed: non-ASCII (SQLite folds only ASCII), and what JSON writes escaped (quote, backslash, controls). */
+const JSON_GAPS = /[^\x20-\x7e]+|["\\]+/
 
 /**
  * A LIKE pattern that finds at least every value containing `text` case-insensitively: SQLite
  * folds only ASCII letters, so each run of other characters becomes `%`, and the rows it lets
  * through are tested again in JavaScript, which folds every letter.
  */
-function containsPattern(text: string): string {
-  return `%${text.split(/[^\x00-\x7f]+/).filter(Boolean).map(escapeLike).join('%')}%`
-}
+const containsPattern = (text: string) => likeParts(text, /[^\x00-\x7f]+/)
 
 /**
  * The same for text inside a column of JSON text (read raw, not parsed: parsing every row's JSON
- * was most of a search's time): the characters JSON writes escaped (quote, backslash, controls)
- * become `%` too.
+ * was most of a search's time): the characters JSON writes escaped become `%` too.
  */
-function containsPatternInJson(text: string): string {
-  return `%${text.split(/[^\x20-\x7e]+|["\\]+/).filter(Boolean).map(escapeLike).join('%')}%`
-}
+const containsPatternInJson = (text: string) => likeParts(text, JSON_GAPS)
 
 /**
  * A LIKE pattern matching every text holding these characters in order, whatever stands between
  * them: a plate's spaces and hyphens (cheaper than taking them out of every job's vehicle text).
  */
-function spreadPattern(text: string): string {
-  return `%${[...text].filter((c) => /^[\x20-\x7e]$/.test(c) && c !== '"' && c !== '\\').map(escapeLike).join('%')}%`
-}
+const spreadPattern = (text: string) => `%${[...text.replace(new RegExp(JSON_GAPS.source, 'g'), '')].map(escapeLike).join('%')}%`
 
 /** Tells whether a job matches the search text (the one rule; the SQL only narrows the rows down). */
 function matchesText(r: Row, s: TextSearch): boolean {

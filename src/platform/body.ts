@@ -32,11 +32,12 @@ export async function readBody(request: Request, limitBytes: number): Promise<Ui
   if (!request.body) return EMPTY
   // Time to send it (Bun's idle timer does not count bytes coming in): the declared length, or for
   // a chunked body as much as the route takes, at the slowest rate waited for.
-  const length = declared !== null && /^\d+$/.test(declared) ? Number(declared) : limitBytes
+  const framed = declared !== null && /^\d+$/.test(declared)
+  const length = framed ? Number(declared) : limitBytes
   if (length > 0) info.allowTime?.(length / MIN_UPLOAD_BYTES_PER_S)
   try {
     // HTTP framing bounds a declared body by its length, so it can be taken whole.
-    if (declared !== null && /^\d+$/.test(declared)) {
+    if (framed) {
       const whole = new Uint8Array(await request.arrayBuffer())
       if (whole.byteLength > limitBytes) throw refuse('too_large')
       return whole

@@ -305,10 +305,10 @@ export function createFetchHandler(
     /** GET answers that skip Elysia's router and hooks (pre-routed.ts). */
     preRouted?: PreRouted
     /** The server's idle timeout (TOWLINE_IDLE_TIMEOUT_SECONDS): what a request given more time (RequestInfo.allowTime) gets beyond it. */
-    idleTimeoutS?: number
+    idleTimeoutS: number
   },
 ) {
-  const idleS = deps.idleTimeoutS ?? 10
+  const idleS = deps.idleTimeoutS
   const addSecurityHeaders = securityHeaders({ publicUrl: deps.publicUrl, tileUrl: deps.tileUrl })
   const accessLog = createAccessLog(deps.logger)
   const pre = deps.preRouted

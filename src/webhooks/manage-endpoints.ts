@@ -52,16 +52,16 @@ export function checkEvents(events: string[]): string[] {
 
 /** Checks the event types and the URL given (either may be absent), naming every field at fault at once. */
 async function checkTarget(deps: EndpointDeps, input: { url?: string; events?: string[] }): Promise<{ url?: string; events?: string[] }> {
-  const problems = input.events !== undefined ? validationProblemsOf(() => checkEvents(input.events!)) : []
+  let events: string[] | undefined
   let url: string | undefined
-  if (input.url !== undefined) {
-    try { url = await checkTargetUrl(input.url, deps.allowPrivate, deps) } catch (err) {
-      if (!(err instanceof AppError) || err.errorCode !== 'validation_failed') throw err
-      problems.push(...(err.details.fields as { path: string; message: string }[]))
-    }
+  const problems = validationProblemsOf(() => { if (input.events !== undefined) events = checkEvents(input.events) })
+  try {
+    if (input.url !== undefined) url = await checkTargetUrl(input.url, deps.allowPrivate, deps)
+  } catch (err) {
+    problems.push(...validationProblemsOf(() => { throw err })) // its fields, or the error itself rethrown
   }
   if (problems.length) throw validationFailed(problems)
-  return { url, events: input.events !== undefined ? checkEvents(input.events) : undefined }
+  return { url, events }
 }
 
 /**

@@ -91,7 +91,7 @@ export function showRefusal(form: HTMLFormElement, err: ApiError): void {
 }
 
 /** The file inputs holding a file over their `data-max-bytes`, each with its message. */
-export function oversizedFiles(form: HTMLFormElement): { path: string; message: string }[] {
+function oversizedFiles(form: HTMLFormElement): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = []
   for (const input of form.querySelectorAll<HTMLInputElement>('input[type="file"][data-max-bytes]')) {
     const max = Number(input.dataset.maxBytes)
