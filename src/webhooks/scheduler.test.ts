@@ -374,6 +374,26 @@ describe('fairness', () => {
   })
 })
 
+describe('reading the event log', () => {
+  test('an endpoint that takes a rare event type among hundreds it skips gets exactly those, in order; one that takes all gets every event once, in order', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1', TOWLINE_RATE_LIMIT_WRITES: '1000' })
+    const key = api.key('all')
+    const rare = await call(key, 'POST', '/webhooks', { url: receiver.url + '/notes-only', events: ['job.note_added'] })
+    expect(rare.status).toBe(201)
+    await endpoint(key, '/every-created')
+    // More events than one refill reads (EVENTS_READ), the notes at both ends of them.
+    const first = (await newJob(key, 'LOG-0')).body
+    expect((await call(key, 'POST', `/jobs/${first.id}/notes`, { text: 'first note' })).status).toBe(201)
+    const refs = ['LOG-0']
+    for (let i = 1; i <= 300; i++) { refs.push(`LOG-${i}`); expect((await newJob(key, `LOG-${i}`)).status).toBe(201) }
+    expect((await call(key, 'POST', `/jobs/${first.id}/notes`, { text: 'last note' })).status).toBe(201)
+    scheduler().start()
+    await until(() => at('/every-created').length === refs.length && at('/notes-only').length === 2, 30_000)
+    expect(at('/every-created').map((r) => r.body.data.job.external_ref)).toEqual(refs)
+    expect(at('/notes-only').map((r) => [r.body.type, r.body.data.event.detail.text])).toEqual([['job.note_added', 'first note'], ['job.note_added', 'last note']])
+  })
+})
+
 describe('the due query', () => {
   // SQLite's plan (PostgreSQL plans by its statistics: the same indexes exist, lockstep.test.ts).
   test.skipIf(TEST_ENGINE === 'postgres')('reads endpoints by their due time and deliveries by endpoint through indexes, never a whole table', () => {

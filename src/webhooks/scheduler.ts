@@ -63,7 +63,7 @@ export const DUE_ENDPOINTS_SQL = `SELECT e.* FROM webhook_endpoints e
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries y WHERE y.endpoint_id = e.id AND y.status = 'sending' AND y.next_attempt_at > ?1)
     ORDER BY e.next_due_at LIMIT ?3`
 
-/** Events read from the log per lane refill at most (those an endpoint does not take are skipped by its cursor). */
+/** Events read from the log per lane refill at most, LANE_BATCH at a time (those an endpoint does not take are skipped by its cursor). */
 const EVENTS_READ = 256
 
 /** Deliveries claimed for one endpoint at a time: sent back to back, recorded together. */
@@ -341,13 +341,20 @@ export class DeliveryScheduler {
     if (rows.length < LANE_BATCH) rows.push(...this.pendingOf.all(endpoint.id, now, LANE_BATCH - rows.length))
     const fresh = this.endpointById.get(endpoint.id)
     const cursor: number = fresh?.cursor ?? endpoint.cursor
-    const events = rows.length < LANE_BATCH ? this.eventsAfter.all(endpoint.accountId, cursor, EVENTS_READ) : []
     const taken: DueRow[] = []
     let moved = cursor
-    for (const ev of events) {
-      if (rows.length + taken.length >= LANE_BATCH) break
-      moved = ev.seq
-      if (subscribes(endpoint.events, ev.type) && (endpoint.siteIds === null || endpoint.siteIds.includes(ev.site_id))) taken.push(ev)
+    // The log is read a batch at a time, data and all: an endpoint that takes every event reads
+    // only what it sends; one that takes few reads on, up to EVENTS_READ.
+    for (let read = 0, more = true; more && read < EVENTS_READ && rows.length + taken.length < LANE_BATCH;) {
+      const limit = Math.min(LANE_BATCH, EVENTS_READ - read)
+      const events = this.eventsAfter.all(endpoint.accountId, moved, limit)
+      read += events.length
+      more = events.length === limit
+      for (const ev of events) {
+        if (rows.length + taken.length >= LANE_BATCH) break
+        moved = ev.seq
+        if (subscribes(endpoint.events, ev.type) && (endpoint.siteIds === null || endpoint.siteIds.includes(ev.site_id))) taken.push(ev)
+      }
     }
     // A lease long enough for the whole batch to go out one after the other.
     const lease = now + this.leaseMs * Math.max(1, rows.length + taken.length)
