@@ -240,3 +240,31 @@ describe('assign, unassign and reopen moves', () => {
     })
   }
 })
+
+describe('correcting the reason of a job that ended with one', () => {
+  for (const from of ['cancelled', 'goa'] as JobStatus[]) {
+    test(`${from}: PATCH with cancel_reason alone corrects it (job.updated, fields [cancel_reason]), as with the status repeated`, async () => {
+      const { job } = await bringTo(api, key, from)
+      const before = (await call(api, key, 'GET', `/jobs/${job.id}/events?limit=100`)).body.data
+      const res = await call(api, key, 'PATCH', `/jobs/${job.id}`, { cancel_reason: '  Customer found another tow  ' })
+      expect(res.status).toBe(200)
+      expect(res.body.status).toBe(from)
+      expect(res.body.cancel_reason).toBe('Customer found another tow')
+      const events = await newEvents(api, key, job.id, before)
+      expect(events.map((e) => [e.type, e.detail.fields])).toEqual([['job.updated', ['cancel_reason']]])
+      const again = await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: from, cancel_reason: 'Wrong address given' })
+      expect([again.status, again.body.cancel_reason]).toEqual([200, 'Wrong address given'])
+    })
+  }
+
+  for (const from of ['confirmed', 'completed'] as JobStatus[]) {
+    test(`${from}: PATCH with cancel_reason alone is 422 on cancel_reason, saying when it can be sent, and writes nothing`, async () => {
+      const { job } = await bringTo(api, key, from)
+      const before = await snapshot(api, key, job.id)
+      const err = expectCallError(await call(api, key, 'PATCH', `/jobs/${job.id}`, { cancel_reason: 'Customer found another tow' }), 422, 'validation_failed')
+      expect(err.details.errors ?? err.details).toEqual(expect.anything())
+      expect(JSON.stringify(err)).toContain('alone to correct the reason of a job that is already cancelled or goa')
+      await expectNothingWritten(api, key, before)
+    })
+  }
+})

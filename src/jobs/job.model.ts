@@ -58,7 +58,7 @@ export type CreateJobBody = Static<typeof CreateJobBody>
 export const UpdateJobBody = named('UpdateJobRequest', t.Object({
   status: t.Optional(JobStatus),
   expected_status: t.Optional(oneOf([...STATUSES], { description: 'Makes the write conditional: 409 job_stale if the job is in another status.' })),
-  cancel_reason: t.Optional(Str(2000, { description: '3 to 500 characters after trimming; required with status cancelled, optional with goa.' })),
+  cancel_reason: t.Optional(Str(2000, { description: '3 to 500 characters after trimming; required with status cancelled, optional with goa; sent alone, corrects the reason of a job already cancelled or goa.' })),
   source: t.Optional(NStr(64)),
   payer_type: t.Optional(NStr(64)),
   service_type: t.Optional(NStr(64)),

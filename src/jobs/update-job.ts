@@ -31,8 +31,8 @@ interface FieldInput {
   commercialAccountId?: string | null
 }
 
-/** Checks every field of a PATCH body (all problems at once, at most 10); nothing here needs the job. */
-export function readFieldInput(ctx: OperationContext, input: UpdateJobBody): FieldInput {
+/** Checks every field of a PATCH body (all problems at once, at most 10); of the job, only its status is needed (a cancel reason sent alone). */
+export function readFieldInput(ctx: OperationContext, input: UpdateJobBody, currentStatus?: string): FieldInput {
   const problems: { path: string; message: string }[] = []
   const attempt = <T>(fn: () => T): T | undefined => {
     try { return fn() } catch (err) {
@@ -70,8 +70,10 @@ export function readFieldInput(ctx: OperationContext, input: UpdateJobBody): Fie
   if (input.quote_cents !== undefined) out.quoteCents = input.quote_cents
   if (input.final_price_cents !== undefined) out.finalPriceCents = input.final_price_cents
   if (input.commercial_account_id !== undefined) out.commercialAccountId = attempt(() => commercialAccountIdForJob(ctx.db, ctx.scope.accountId, input.commercial_account_id))
-  if (input.cancel_reason !== undefined && input.status !== 'cancelled' && input.status !== 'goa') {
-    problems.push({ path: 'cancel_reason', message: 'can only be sent with status cancelled or goa' })
+  // Alone, it corrects the reason of a job that is already cancelled or goa.
+  const endedWithReason = (status: string | undefined) => status === 'cancelled' || status === 'goa'
+  if (input.cancel_reason !== undefined && !endedWithReason(input.status) && !(input.status === undefined && endedWithReason(currentStatus))) {
+    problems.push({ path: 'cancel_reason', message: 'can only be sent with status cancelled or goa, or alone to correct the reason of a job that is already cancelled or goa' })
   }
   if (problems.length) throw validationFailed(problems.slice(0, 10))
   return out
@@ -94,7 +96,7 @@ export function updateJob(ctx: OperationContext, id: string, input: UpdateJobBod
   requirePermission(ctx.actor, 'jobs:write')
   const guard = { expectedStatus: input.expected_status }
   let job = loadWritableJob(ctx, ctx.db, id, 'jobs:write', guard)
-  const fields = readFieldInput(ctx, input)
+  const fields = readFieldInput(ctx, input, job.status)
   const to = input.status as JobStatus | undefined
   const wantsMove = to !== undefined && to !== job.status
   // The move is checked before its reason: a finished job answers 409, reason or not.
