@@ -386,6 +386,22 @@ describe('PATCH /jobs/{id}: fields', () => {
     expect(texts[0].body).toContain('arriving in about 25 min')
   })
 
+  test('the texted ETA reads in hours from an hour on, and is left out when it is a day or more away (a wrong year is not a wait)', async () => {
+    const texted = async (aheadMs: number) => {
+      const { job } = await bringTo(api, key, 'dispatched', { job: { customer: { name: 'Ann', phone: '+15035550142', sms_consent: true } } })
+      const before = await snapshot(api, key, job.id)
+      expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'en_route', eta_at: new Date(api.clock.now() + aheadMs).toISOString() })).status).toBe(200)
+      const texts = textsSince(api, before.texts)
+      expect(texts.map((t) => t.template)).toEqual(['status_en_route'])
+      return texts[0].body as string
+    }
+    expect(await texted(125 * 60_000)).toContain(', arriving in about 2 h 5 min')
+    expect(await texted(180 * 60_000)).toContain(', arriving in about 3 h.')
+    const farOff = await texted(4 * 365 * 86_400_000)
+    expect(farOff).not.toContain('arriving')
+    expect(farOff).toContain("on the way. Track: http")
+  })
+
   test('eta_at emits job.eta_updated with the new and previous time', async () => {
     const job = await makeJob(api, key)
     const before = await snapshot(api, key, job.id)

@@ -50,7 +50,7 @@ export function templatesBody(entries: TemplateEntry[], saved: TemplateName | nu
   const customer = entries.filter((e) => !e.view.name.startsWith('driver_'))
   const driver = entries.filter((e) => e.view.name.startsWith('driver_'))
   return html`${saved ? html`<p class="notice notice-ok" role="status">Saved: ${ABOUT[saved].title}. Texts written from now on use it.</p>` : ''}
-<p>Each text is filled in when it is written: {company} is your company name, {pickup} the pickup (shortened past 60 characters), {tracking_url} the customer's tracking link, {driver_url} the driver's job link, {eta} ", arriving in about N min" when an ETA is set, {job_ref} your reference or the end of the job id. Plain characters (no curly quotes or emoji) keep a text to one segment of 160; the links are the part whose length varies.</p>
+<p>Each text is filled in when it is written: {company} is your company name, {pickup} the pickup (shortened past 60 characters), {tracking_url} the customer's tracking link, {driver_url} the driver's job link, {eta} ", arriving in about N min" (or "H h N min") when an ETA is set less than a day ahead, {job_ref} your reference or the end of the job id. Plain characters (no curly quotes or emoji) keep a text to one segment of 160; the links are the part whose length varies.</p>
 <h2>Customer texts</h2>
 ${customer.map(entry)}
 <h2>Driver texts</h2>

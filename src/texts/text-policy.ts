@@ -43,15 +43,27 @@ function customerSkipReason(job: JobRow): string | null {
   return null
 }
 
+/**
+ * `{eta}`: ", arriving in about 25 min" (or "1 h 40 min" from an hour on), nothing when the ETA
+ * has passed or is a day or more away: a typing slip (a wrong year) must not be texted to the customer as a wait.
+ */
+export function etaPhrase(msFromNow: number): string {
+  const minutes = Math.round(msFromNow / 60_000)
+  if (minutes <= 0 || minutes >= 24 * 60) return ''
+  if (minutes < 60) return `, arriving in about ${minutes} min`
+  const h = Math.floor(minutes / 60)
+  const m = minutes % 60
+  return `, arriving in about ${h} h${m ? ` ${m} min` : ''}`
+}
+
 /** The values a text template can use for a job; its links keep their tokens sealed, as the outbox stores them. */
 function textValues(ctx: OperationContext, nowMs: number, job: JobRow, withDriverLink: boolean): Record<string, string | undefined> {
-  const minutes = job.etaAt !== null ? Math.round((job.etaAt - nowMs) / 60_000) : null
   return {
     company: ctx.account.name,
     pickup: job.pickup.location.length > 60 ? job.pickup.location.slice(0, 57) + '...' : job.pickup.location,
     tracking_url: sealedLinkOf(ctx.links, 't', job.trackingTokenSealed) ?? trackingUrlOf(ctx.links, job),
     driver_url: withDriverLink ? sealedLinkOf(ctx.links, 'd', job.driverTokenSealed) ?? undefined : undefined,
-    eta: minutes !== null && minutes > 0 ? `, arriving in about ${minutes} min` : '',
+    eta: job.etaAt !== null ? etaPhrase(job.etaAt - nowMs) : '',
     job_ref: job.externalRef ?? job.id.slice(-6),
   }
 }
