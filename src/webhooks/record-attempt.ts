@@ -47,13 +47,17 @@ export function recordAttempt(
   db: Db,
   d: LeasedDelivery,
   r: AttemptResult,
-  opts: { nowMs: number; schedule: number[]; countsTowardPause: boolean; retries: boolean; refreshDue?: boolean; endpointLocked?: boolean },
+  opts: {
+    nowMs: number; schedule: number[]; countsTowardPause: boolean; retries: boolean; refreshDue?: boolean; endpointLocked?: boolean
+    /** When this attempt began (the retry schedule counts from the first attempt's start, not from when it ended); nowMs if not given. */
+    startedAtMs?: number
+  },
 ): { status: string; nextAttemptAt: number | null; paused: boolean; leaseHeld: boolean } {
   return inTransaction(db, () => {
     // The endpoint's row lock before its delivery (the order every writer keeps); the scheduler takes it once per endpoint for a batch.
     if (!opts.endpointLocked) lockEndpoints(db, [d.endpointId])
     const attempt = d.attempts + 1
-    const first = d.firstAttemptAt ?? opts.nowMs
+    const first = d.firstAttemptAt ?? opts.startedAtMs ?? opts.nowMs
     let status: string
     let next: number | null
     if (r.ok) { status = 'succeeded'; next = null }

@@ -374,6 +374,32 @@ describe('fairness', () => {
   })
 })
 
+describe('the retry schedule', () => {
+  test('retries count from the start of the first attempt, not its end: a slow failing receiver does not push them later', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    const e = await endpoint(key, '/slow-fail')
+    let release!: () => void
+    const held = new Promise<void>((r) => { release = r })
+    behaviour.fn = (r) => (r.path === '/slow-fail' ? { hold: held, status: 500 } : {})
+    scheduler().start()
+    await newJob(key)
+    await until(() => at('/slow-fail').length === 1)
+    const started = api.clock.now()
+    // The receiver takes 700 ms (of the injected clock) to answer 500.
+    api.clock.advance(700)
+    release()
+    const attempts = async () => (await call(key, 'GET', `/webhooks/${e.id}/deliveries`)).body.data as any[]
+    await until(async () => (await attempts()).length === 1)
+    const [first] = await attempts()
+    expect(first).toMatchObject({ attempt: 1, status: 'failed' })
+    // SCHEDULE's first retry is 1 s after the first attempt began, plus up to 10% jitter; counted from its end it would be 1.7 s or more.
+    const wait = Date.parse(first.next_attempt_at) - started
+    expect(wait).toBeGreaterThanOrEqual(1_000)
+    expect(wait).toBeLessThanOrEqual(1_100)
+  })
+})
+
 describe('reading the event log', () => {
   test('an endpoint that takes a rare event type among hundreds it skips gets exactly those, in order; one that takes all gets every event once, in order', async () => {
     api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1', TOWLINE_RATE_LIMIT_WRITES: '1000' })

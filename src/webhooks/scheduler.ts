@@ -47,7 +47,7 @@ interface Lane {
   unrecorded: number
   idleSince: number | null
 }
-interface Finished { lane: Lane; claimed: Claimed; result: AttemptResult }
+interface Finished { lane: Lane; claimed: Claimed; result: AttemptResult; startedAt: number }
 type DueRow = Record<string, any>
 
 /**
@@ -317,8 +317,8 @@ export class DeliveryScheduler {
   }
 
   /** Records one finished attempt (inside the turn's transaction). */
-  private record({ claimed, result }: Finished, now: number): void {
-    const outcome = recordAttempt(this.deps.db, claimed.delivery, result, { nowMs: now, schedule: this.deps.schedule, countsTowardPause: true, retries: true, refreshDue: false, endpointLocked: true })
+  private record({ claimed, result, startedAt }: Finished, now: number): void {
+    const outcome = recordAttempt(this.deps.db, claimed.delivery, result, { nowMs: now, startedAtMs: startedAt, schedule: this.deps.schedule, countsTowardPause: true, retries: true, refreshDue: false, endpointLocked: true })
     if (outcome.paused) this.deps.logger.warn({ endpoint_id: claimed.delivery.endpointId }, 'webhook endpoint paused after repeated failures')
     if (!outcome.leaseHeld) this.deps.logger.warn({ delivery_id: claimed.delivery.id }, 'a webhook attempt outlived its lease; the attempt is logged, the delivery left to whoever took it over')
   }
@@ -471,8 +471,9 @@ export class DeliveryScheduler {
     const claimed = lane.queue.shift()!
     lane.current = claimed
     const d = claimed.delivery
+    const startedAt = this.deps.clock.now()
     const work = attemptDelivery(lane.endpoint, { id: d.id, type: d.eventType, accountId: lane.accountId, attempts: d.attempts, createdAt: claimed.createdAt, data: claimed.data },
-      this.deps.clock.now(), { ...this.deps.send, signal: this.abort.signal })
+      startedAt, { ...this.deps.send, signal: this.abort.signal })
       .catch((err): AttemptResult => ({
         ok: false, requestHeaders: {}, requestBody: '', responseStatus: null, responseHeaders: null, responseBody: null, durationMs: 0,
         error: 'connect', errorMessage: `the attempt failed inside towline: ${(err as Error)?.message ?? err}`, retryAfterMs: null,
@@ -481,7 +482,7 @@ export class DeliveryScheduler {
         // Shut down mid-flight: the lease is handed back at stop, and the delivery goes out after restart.
         if (this.abort.signal.aborted) return
         lane.current = null
-        this.finished.push({ lane, claimed, result })
+        this.finished.push({ lane, claimed, result, startedAt })
         lane.unrecorded++
         if (!result.ok) lane.failed = true
         this.next(lane)

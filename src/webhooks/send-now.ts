@@ -32,9 +32,10 @@ export async function pingEndpoint(deps: SendNowDeps, ctx: OperationContext, end
   deps.db.$client.query(
     `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_type, data, status, attempts, next_attempt_at, lease_owner, created_at, updated_at) VALUES (?, ?, ?, 'ping', ?, 'sending', 0, ?, ?, ?, ?)`,
   ).run(id, e.accountId, e.id, data, lease, LEASE_OWNER, now, now)
-  const result = await attemptDelivery(e, { id, type: 'ping', accountId: e.accountId, attempts: 0, createdAt: now, data }, deps.clock.now(), deps.send)
+  const startedAt = deps.clock.now()
+  const result = await attemptDelivery(e, { id, type: 'ping', accountId: e.accountId, attempts: 0, createdAt: now, data }, startedAt, deps.send)
   recordAttempt(deps.db, { id, endpointId: e.id, eventType: 'ping', attempts: 0, firstAttemptAt: null, lease, restore: { status: 'failed', nextAttemptAt: null } }, result,
-    { nowMs: deps.clock.now(), schedule: deps.schedule, countsTowardPause: false, retries: false })
+    { nowMs: deps.clock.now(), startedAtMs: startedAt, schedule: deps.schedule, countsTowardPause: false, retries: false })
   return attemptView(result, id)
 }
 
@@ -55,9 +56,10 @@ export async function resendDelivery(deps: SendNowDeps, ctx: OperationContext, e
   if (!claimed) throw new AppError('delivery_in_flight', 'That delivery is being attempted right now; its attempts show the outcome in a moment.', { delivery_id: d.id })
   // A lease a crash left behind counts as due now; the scheduler's retries carry on after a failed resend.
   const restore = claimed.status === 'sending' ? { status: 'pending', nextAttemptAt: now } : { status: claimed.status, nextAttemptAt: claimed.nextAttemptAt }
-  const result = await attemptDelivery(e, { id: d.id, type: d.event_type, accountId: e.accountId, attempts: claimed.attempts, createdAt: d.created_at, data: openLinksIn(deps.links, d.data) }, deps.clock.now(), deps.send)
+  const startedAt = deps.clock.now()
+  const result = await attemptDelivery(e, { id: d.id, type: d.event_type, accountId: e.accountId, attempts: claimed.attempts, createdAt: d.created_at, data: openLinksIn(deps.links, d.data) }, startedAt, deps.send)
   recordAttempt(deps.db, { id: d.id, endpointId: e.id, eventType: d.event_type, attempts: claimed.attempts, firstAttemptAt: claimed.firstAttemptAt, lease, restore }, result,
-    { nowMs: deps.clock.now(), schedule: deps.schedule, countsTowardPause: false, retries: false })
+    { nowMs: deps.clock.now(), startedAtMs: startedAt, schedule: deps.schedule, countsTowardPause: false, retries: false })
   return attemptView(result, d.id)
 }
 
