@@ -8,8 +8,8 @@ import { newId } from '../platform/ids'
 import { checkHost, describeRefused, type AddressPolicy } from '../platform/net'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { mintSecret } from './signature'
-import { endpointsChanged } from './fan-out'
-import { countEndpoints, endpointView, findEndpointOrThrow, lastEventSeq, listEndpointsPage, refreshEndpointDue, type EndpointRow } from './webhook.queries'
+import { endpointsChanged, subscribes } from './fan-out'
+import { countEndpoints, endpointView, findEndpointOrThrow, lastEventSeq, listEndpointsPage, lockEndpoints, refreshEndpointDue, type EndpointRow } from './webhook.queries'
 import { pageLimit } from '../platform/paging'
 
 /** Live endpoints one account may have: enough for any integration, few enough that no tenant can weigh on the others. */
@@ -106,11 +106,17 @@ export async function updateEndpoint(
   findEndpointOrThrow(deps.db, scope, id)
   const { events, url } = await checkTarget(deps, input)
   const result = inTransaction(deps.db, () => {
+    // The endpoint's row lock first (PostgreSQL): its cursor and deliveries may change here.
+    lockEndpoints(deps.db, [id])
     const e = findEndpointOrThrow(deps.db, scope, id)
     const now = deps.clock.now()
     const next: EndpointRow = { ...e, updatedAt: now }
     if (url !== undefined) next.url = url
-    if (events !== undefined) next.events = events
+    if (events !== undefined && !sameTypes(events, e.events)) {
+      // What happened under the old list is decided by it: held, never dropped, nor sent under the new one.
+      holdWhatItTook(deps.db, e, now)
+      next.events = events
+    }
     if (input.description !== undefined) next.description = input.description?.trim() || null
     if (input.status === 'paused' && e.status !== 'paused') { next.status = 'paused'; next.pausedReason = 'manual' }
     // Resuming clears the failure streak; held deliveries then go out oldest first.
@@ -128,11 +134,35 @@ export async function updateEndpoint(
     ).run(next.url, JSON.stringify(next.events), next.description, next.status, next.pausedReason, next.consecutiveFailures,
       next.secret, next.previousSecret, next.previousSecretExpiresAt, now, id)
     // A resumed endpoint is due again from its oldest held delivery.
-    if (next.status === 'active' && e.status !== 'active') refreshEndpointDue(deps.db, id, now)
+    if (next.status === 'active') refreshEndpointDue(deps.db, id, now)
     return { endpoint: next, secret }
   })
   endpointsChanged() // the next send uses the new URL and secret; a resume sends what was held
   return result
+}
+
+const sameTypes = (a: string[], b: string[]) => a.length === b.length && a.every((t) => b.includes(t))
+
+/**
+ * Makes a pending delivery of every event in the log after an endpoint's cursor that its
+ * current `events` (and sites) take, oldest first, and moves the cursor to the end of the log:
+ * before its list changes, what happened under the old list is held for it as the old list
+ * decided (a paused endpoint sends it when it resumes), and what it did not take then is never
+ * sent. Inside the caller's transaction, holding the endpoint's row lock.
+ */
+function holdWhatItTook(db: Db, e: EndpointRow, nowMs: number): void {
+  const last = lastEventSeq(db)
+  const events = db.$client.query<{ event_id: string; type: string; site_id: string; created_at: number }, [string, number, number]>(
+    'SELECT event_id, type, site_id, created_at FROM webhook_events WHERE account_id = ? AND seq > ? AND seq <= ? ORDER BY seq',
+  ).all(e.accountId, e.cursor, last)
+  const insert = db.$client.query<unknown, [string, string, string, string, string, number, number, number]>(
+    `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+  )
+  for (const ev of events) {
+    if (subscribes(e.events, ev.type) && (e.siteIds === null || e.siteIds.includes(ev.site_id))) insert.run(newId('dlv', nowMs), e.accountId, e.id, ev.event_id, ev.type, nowMs, ev.created_at, nowMs)
+  }
+  db.$client.query<unknown, [number, string]>('UPDATE webhook_endpoints SET cursor = ? WHERE id = ?').run(last, e.id)
 }
 
 /** Deletes an endpoint: it disappears from the API and its undelivered deliveries are cancelled. */

@@ -374,6 +374,45 @@ describe('fairness', () => {
   })
 })
 
+describe('changing what an endpoint takes', () => {
+  test('a paused endpoint whose events change keeps what it took before the change (held, sent on resume) and gets nothing it did not take then', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    const e = (await call(key, 'POST', '/webhooks', { url: receiver.url + '/changes', events: ['job.note_added'] })).body
+    scheduler().start()
+    expect((await call(key, 'PATCH', `/webhooks/${e.id}`, { status: 'paused' })).status).toBe(200)
+    const job = (await newJob(key)).body
+    const eta = (minutes: number) => new Date(api.clock.now() + minutes * 60_000).toISOString()
+    expect((await call(key, 'POST', `/jobs/${job.id}/notes`, { text: 'held under the old list' })).status).toBe(201)
+    expect((await call(key, 'PATCH', `/jobs/${job.id}`, { eta_at: eta(30) })).status).toBe(200)
+    expect((await call(key, 'PATCH', `/webhooks/${e.id}`, { events: ['job.eta_updated'] })).status).toBe(200)
+    expect((await call(key, 'POST', `/jobs/${job.id}/notes`, { text: 'not taken any more' })).status).toBe(201)
+    expect((await call(key, 'PATCH', `/jobs/${job.id}`, { eta_at: eta(20) })).status).toBe(200)
+    expect(at('/changes')).toEqual([])
+    expect((await call(key, 'PATCH', `/webhooks/${e.id}`, { status: 'active' })).status).toBe(200)
+    await until(() => at('/changes').length >= 2)
+    expect(at('/changes').map((r) => [r.body.type, r.body.data.event.detail.text ?? r.body.data.event.detail.eta_at])).toEqual([
+      ['job.note_added', 'held under the old list'],
+      ['job.eta_updated', eta(20)],
+    ])
+  })
+
+  test('an active endpoint narrowing its events still gets what it had not yet taken under the old list', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    const e = (await call(key, 'POST', '/webhooks', { url: receiver.url + '/narrowed', events: ['job.created', 'job.note_added'] })).body
+    // No scheduler yet: the events wait in the log, not taken up, when the list changes.
+    const job = (await newJob(key, 'NARROW-1')).body
+    expect((await call(key, 'POST', `/jobs/${job.id}/notes`, { text: 'first' })).status).toBe(201)
+    expect((await call(key, 'PATCH', `/webhooks/${e.id}`, { events: ['job.note_added'] })).status).toBe(200)
+    await newJob(key, 'NARROW-2')
+    expect((await call(key, 'POST', `/jobs/${job.id}/notes`, { text: 'second' })).status).toBe(201)
+    scheduler().start()
+    await until(() => at('/narrowed').length >= 3)
+    expect(at('/narrowed').map((r) => r.body.type === 'job.created' ? r.body.data.job.external_ref : r.body.data.event.detail.text)).toEqual(['NARROW-1', 'first', 'second'])
+  })
+})
+
 describe('the retry schedule', () => {
   test('retries count from the start of the first attempt, not its end: a slow failing receiver does not push them later', async () => {
     api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
