@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 
 /** This process as the holder of leases: `<host>:<pid>`. */
@@ -18,9 +19,23 @@ export function isGoneLocalOwner(owner: string | null, self = LEASE_OWNER): bool
   if (owner === self) return true
   try {
     process.kill(pid, 0)
-    return false
   } catch (err) {
     // EPERM: the process exists (another user's); only ESRCH means it is gone.
     return (err as NodeJS.ErrnoException).code === 'ESRCH'
+  }
+  // Killed but not yet reaped by its parent (a supervisor that has not waited for it yet): a
+  // zombie still answers signal 0, yet holds nothing any more.
+  return isZombie(pid)
+}
+
+/** Whether a process is dead and waiting to be reaped (Linux's /proc; false where there is none). */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // "pid (command) S ...": the state follows the last ")" (a command name may hold one).
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return state === 'Z' || state === 'X'
+  } catch {
+    return false
   }
 }
