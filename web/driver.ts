@@ -11,6 +11,7 @@
  *   pressed in (a replay never doubles, a stale one is refused).
  */
 import { openLive } from './shared/live.ts'
+import { DRIVER_CACHE } from './shared/driver-cache.ts'
 
 const root = document.getElementById('driver')
 const base = root?.dataset.base ?? ''
@@ -181,7 +182,25 @@ window.addEventListener('online', () => { void flush() })
   if (q.length) { waiting(); void flush() }
 }
 // Keeps the page and the last known job for a reload without a connection.
-if (base && 'serviceWorker' in navigator) navigator.serviceWorker.register('/d/sw.js', { scope: '/d/' }).catch(() => {})
+if (base && 'serviceWorker' in navigator) {
+  navigator.serviceWorker.register('/d/sw.js', { scope: '/d/' }).then(() => navigator.serviceWorker.ready).then(keepForOffline).catch(() => {})
+}
+
+/**
+ * The worker keeps what it serves, but the visit that installed it was not its own (a driver who
+ * opens the texted link once and then loses signal): the page, its state and the assets it loaded
+ * are kept now, in the worker's cache and under its keys, unless already there.
+ */
+async function keepForOffline(): Promise<void> {
+  const cache = await caches.open(DRIVER_CACHE)
+  const assets = [...document.querySelectorAll<HTMLScriptElement | HTMLLinkElement>('script[src], link[rel="stylesheet"][href]')]
+    .map((el) => new URL(el instanceof HTMLScriptElement ? el.src : el.href, location.href))
+    .filter((u) => u.origin === location.origin && u.pathname.startsWith('/assets/'))
+    .map((u) => u.pathname)
+  for (const path of [...assets, base, `${base}/state`]) {
+    if (!(await cache.match(path))) await cache.add(path)
+  }
+}
 
 // ---- photo -----------------------------------------------------------------------------------
 

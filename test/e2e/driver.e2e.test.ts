@@ -217,6 +217,29 @@ describe('the driver page in Chromium', () => {
     await context.close()
   }, 60_000)
 
+  test('offline: a driver who opened the texted link once and lost signal reloads the job (the first visit is kept too)', async () => {
+    const unit = addUnit('Truck 14', '503-555-0114')
+    const id = (await api('POST', '/jobs', { customer: { name: 'Di Eve', phone: '503-555-0145', sms_consent: true }, pickup: { location: 'Sunset Hwy 31' } })).body.id as string
+    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
+    const link = await linkTextedTo('+15035550114')
+    const { context, page } = await phonePage()
+    await page.goto(link)
+    // Nothing else is done on the page: no press, no second load.
+    await until(() => page.evaluate(async () => {
+      const cache = await caches.open('towline-driver-v1')
+      return !!(await cache.match(location.pathname)) && !!(await cache.match(location.pathname + '/state'))
+    }), 'the first visit kept')
+    await context.setOffline(true)
+    await page.reload()
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Job for Truck 14')
+    // Its script came from the cache too: a press is queued, not posted into the void.
+    await page.getByRole('button', { name: 'Acknowledge' }).click()
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Offline: 1 action waiting to be sent.')
+    await context.setOffline(false)
+    await until(async () => (await events(id)).some((e) => e.type === 'job.driver_acknowledged' && e.actor === 'driver'), 'the acknowledgement sent')
+    await context.close()
+  }, 60_000)
+
   test('after reassignment the open page says the job was handed to another driver, and its replayed posts are refused with nothing written', async () => {
     const unit = addUnit('Truck 10', '503-555-0110')
     const id = (await api('POST', '/jobs', { customer: { name: 'Al Bee', phone: '503-555-0143', sms_consent: true }, pickup: { location: 'I-84 exit 5' } })).body.id as string
