@@ -31,9 +31,11 @@ const DONE: Record<TrackingForm, string> = {
 }
 
 /**
- * What one tracking link may send a minute (messages, locations, ratings, Pay): more than a
- * customer taps, few enough that a forwarded or scripted link cannot flood the board, the
- * timeline and the webhook receivers. Counted per job, so a new link does not reset it.
+ * What one job's tracking links may send (messages, locations, ratings, Pay): an allowance of
+ * this many that refills at this many a minute (a token bucket, as the API keys' limits), so 20
+ * at once and then one every 3 seconds: more than a customer taps, few enough that a forwarded
+ * or scripted link cannot flood the board, the timeline and the webhook receivers. Counted per
+ * job, so a new link does not reset it.
  */
 export const TRACKING_POSTS_PER_MINUTE = 20
 

@@ -184,7 +184,7 @@ describe('the customer\'s actions', () => {
     await expectNothingWritten(api, key, before)
   })
 
-  test('a link sends at most 20 a minute: the next is 429 with Retry-After and writes nothing, a new link does not reset it, and the minute refills', async () => {
+  test('a link sends 20 at once, then one every 3 seconds: the next is 429 with Retry-After and writes nothing, a new link does not reset it, and the allowance refills', async () => {
     const { job } = await bringTo(api, key, 'confirmed')
     const path = pathOf(job.tracking_url)
     for (let i = 0; i < TRACKING_POSTS_PER_MINUTE; i++) expect((await post(`${path}/message`, { message: `Still here ${i}` })).status).toBe(303)
