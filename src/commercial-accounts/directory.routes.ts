@@ -12,6 +12,7 @@ import type { SessionPlugin } from '../users/session.plugin'
 import type { SessionUser } from '../users/sessions'
 import { MAX_CONTACTS, type CommercialAccountInput } from './commercial-account.model'
 import { createCommercialAccount } from './create-commercial-account'
+import { takenName } from './commercial-account-name'
 import { readCommercialAccountForEdit, readDirectory } from './directory.data'
 import { accountBody, directoryBody } from './directory.page'
 import { updateCommercialAccount } from './update-commercial-account'
@@ -47,6 +48,24 @@ function refused(err: unknown, f: FormFields, rowOf: number[]): FormState {
 }
 
 /**
+ * A refusal of the fields with a taken name said beside them: the operation looks the name up
+ * only once the fields pass, and a form shows every problem at the first refusal. `self` is the
+ * entry being edited (its own name is not taken).
+ */
+function withTakenName(err: unknown, ctx: OperationContext, name: string, self: string | null): unknown {
+  if (!(err instanceof AppError) || err.errorCode !== 'validation_failed') return err
+  const fields = err.details.fields as { path: string; message: string }[]
+  if (!name.trim() || fields.some((p) => p.path === 'name')) return err
+  try {
+    takenName(ctx.db, ctx.scope.accountId, name.trim(), self)
+    return err
+  } catch (taken) {
+    if (!(taken instanceof AppError) || taken.errorCode !== 'conflict') throw taken
+    return new AppError('validation_failed', err.message, { ...err.details, fields: [...(taken.details.fields as typeof fields), ...fields] })
+  }
+}
+
+/**
  * `/accounts`: the commercial accounts directory for every signed-in user (owners and
  * dispatchers alike add and edit entries), through the same operations the console and the demo
  * use. Another account's id answers 404, for reading and for saving.
@@ -72,7 +91,7 @@ export function directoryRoutes(session: SessionPlugin, deps: RouteDeps) {
         return seeOther(`/accounts/${(made.body as { id: string }).id}?done=created`)
       } catch (err) {
         if (!(err instanceof AppError) || !['validation_failed', 'conflict', 'idempotency_key_reused'].includes(err.errorCode)) throw err
-        return list(user, ctx, refused(err, f, rowOf), err.errorCode === 'idempotency_key_reused' ? randomBase62(24) : key, err.status)
+        return list(user, ctx, refused(withTakenName(err, ctx, input.name, null), f, rowOf), err.errorCode === 'idempotency_key_reused' ? randomBase62(24) : key, err.status)
       }
     }, { signedIn: 'dispatcher', accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 120 } })
     .get('/accounts/:id', ({ user, ctx, params, query }) => edit(user, ctx, params.id, null, undefined, typeof query.done === 'string' ? DONE[query.done] : undefined), { signedIn: 'dispatcher' })
@@ -84,7 +103,7 @@ export function directoryRoutes(session: SessionPlugin, deps: RouteDeps) {
         return seeOther(`/accounts/${encodeURIComponent(params.id)}?done=saved`)
       } catch (err) {
         if (!(err instanceof AppError) || !['validation_failed', 'conflict'].includes(err.errorCode)) throw err
-        return edit(user, ctx, params.id, refused(err, f, rowOf), err.status)
+        return edit(user, ctx, params.id, refused(withTakenName(err, ctx, input.name, params.id), f, rowOf), err.status)
       }
     }, { signedIn: 'dispatcher', accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 120 } })
 }

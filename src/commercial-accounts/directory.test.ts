@@ -108,6 +108,25 @@ describe('/accounts', () => {
     expect((await apiGet('/accounts')).data).toHaveLength(1)
   })
 
+  test('a taken name and another bad field are said together at the first refusal, adding and editing', async () => {
+    const cookie = await signIn()
+    expect((await post('/accounts', cookie, AAA)).status).toBe(303)
+    const before = databaseFingerprint(api.db)
+    const res = await post('/accounts', cookie, { ...AAA, name: 'AAA OREGON', kind: '' })
+    expect(res.status).toBe(422)
+    const html = await res.text()
+    expect(besideField(html, 'name')).toBe('is already the name of another commercial account (&quot;AAA Oregon&quot;)')
+    expect(besideField(html, 'kind')).toBe('must be one of motor_club, police, fleet, body_shop, dealer, insurance, municipality, private_property, other')
+    expect(databaseFingerprint(api.db)).toEqual(before)
+    // Editing: another entry's name is taken; the entry's own name is not.
+    const other = await post('/accounts', cookie, { ...AAA, name: 'City Police' })
+    const path = other.headers.get('location')!.replace(/\?.*$/, '')
+    const edited = await (await post(path, cookie, { ...AAA, name: 'aaa oregon', kind: '' })).text()
+    expect(besideField(edited, 'name')).toBe('is already the name of another commercial account (&quot;AAA Oregon&quot;)')
+    const own = await (await post(path, cookie, { ...AAA, name: 'City Police', kind: '' })).text()
+    expect([besideField(own, 'name'), besideField(own, 'kind') !== '']).toEqual(['', true])
+  })
+
   test('the same form sent twice (a double click) adds one account', async () => {
     const cookie = await signIn()
     const form = { ...AAA, idempotency_key: 'A'.repeat(24) }
