@@ -77,6 +77,10 @@ export interface DevelopersView {
   keyForm: FormState
   endpointForm: FormState
   secret?: ShownSecret
+  /** A key the create form had already made (the form posted again: a reload, a double click); its secret is not shown twice. */
+  alreadyMade?: { id: string; name: string }
+  /** This rendering's forms' key: the same form posted twice makes one key or endpoint. */
+  formKey: string
 }
 
 /** The body of `/developers`. */
@@ -84,13 +88,15 @@ export function developersBody(v: DevelopersView): Html {
   const siteHint = 'None ticked: every site, those added later included.'
   return html`<h1>Developers</h1>
 ${v.secret ? secretNotice(v.secret) : ''}
+${v.alreadyMade ? html`<section class="notice" role="status" aria-labelledby="made-heading"><h2 id="made-heading">Key "${v.alreadyMade.name}" was already created</h2>
+<p>This form had already created the key ${v.alreadyMade.id}; nothing new was made. Its secret was shown once, when it was created: if you did not copy it, revoke that key and create another.</p></section>` : ''}
 <section class="page-section" aria-labelledby="keys-heading" id="keys">
 <h2 id="keys-heading">API keys</h2>
 <p>Give each system its own key with only the scopes it needs, so one can be revoked without touching the others. See <a href="/api/v1/docs">the API reference</a>.</p>
 ${v.keys.length ? html`<ul class="items">${v.keys.map(keyItem)}</ul>` : html`<p class="muted">No keys yet.</p>`}
 <h3>Create a key</h3>
 <form method="post" action="/developers/keys" novalidate>
-${formAlert(v.keyForm)}
+${formAlert(v.keyForm)}<input type="hidden" name="idempotency_key" value="${`${v.formKey}.key`}">
 ${inputField(v.keyForm, { name: 'name', label: 'Name', required: true, hint: 'What the key is for, such as "motor club intake".', maxlength: 100, autocomplete: 'off' })}
 ${checkboxGroup(v.keyForm, { name: 'scopes[]', legend: 'Scopes', options: SCOPES.map((s) => ({ value: s, label: s, hint: SCOPE_MEANINGS[s] })) })}
 ${v.sites.length ? checkboxGroup(v.keyForm, { name: 'sites[]', legend: 'Sites', hint: siteHint, options: v.sites.map((s) => ({ value: s.id, label: s.name })) }) : ''}
@@ -103,7 +109,7 @@ ${v.sites.length ? checkboxGroup(v.keyForm, { name: 'sites[]', legend: 'Sites', 
 ${v.endpoints.length ? html`<ul class="items">${v.endpoints.map(endpointItem)}</ul>` : html`<p class="muted">No endpoints yet.</p>`}
 <h3>Add an endpoint</h3>
 <form method="post" action="/developers/webhooks" novalidate>
-${formAlert(v.endpointForm)}
+${formAlert(v.endpointForm)}<input type="hidden" name="idempotency_key" value="${`${v.formKey}.endpoint`}">
 ${inputField(v.endpointForm, { name: 'url', label: 'URL', type: 'url', required: true, hint: 'https only, such as https://example.com/towline/events.', maxlength: 2048, autocomplete: 'off', inputmode: 'url' })}
 ${inputField(v.endpointForm, { name: 'description', label: 'Description', maxlength: 500, autocomplete: 'off' })}
 ${checkboxGroup(v.endpointForm, { name: 'events[]', legend: 'Events', hint: 'Tick All events, or the types it needs.', options: [{ value: '*', label: 'All events (*)' }, ...WEBHOOK_EVENT_TYPES.map((t) => ({ value: t, label: t }))] })}

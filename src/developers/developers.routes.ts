@@ -9,6 +9,8 @@ import type { Html } from '../pages/html'
 import { AppError, validationFailed } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
 import { BODY_CAPS, routeProps } from '../platform/route-props'
+import { randomBase62 } from '../platform/ids'
+import { idempotencyOwner, withIdempotency, withIdempotencyAsync } from '../idempotency/idempotency'
 import { compileChecker } from '../platform/validation'
 import { dashboardPage } from '../dashboard/shell'
 import type { SessionPlugin } from '../users/session.plugin'
@@ -34,11 +36,15 @@ const page = (user: SessionUser, title: string, body: Html, status?: number) => 
 export function developersRoutes(session: SessionPlugin, deps: RouteDeps) {
   const { manage, sendNow } = webhookDeps(deps)
 
-  const overview = (user: SessionUser, ctx: OperationContext, forms: Partial<Pick<DevelopersView, 'keyForm' | 'endpointForm' | 'secret'>> = {}, status?: number) => {
+  const overview = (user: SessionUser, ctx: OperationContext, forms: Partial<Pick<DevelopersView, 'keyForm' | 'endpointForm' | 'secret' | 'alreadyMade'>> = {}, status?: number) => {
     const { keys, sites } = listApiKeys(ctx)
     const endpoints = listEndpoints(ctx, { limit: '100' }).data
-    return page(user, 'Developers', developersBody({ keys, sites, endpoints, keyForm: forms.keyForm ?? blankForm(), endpointForm: forms.endpointForm ?? blankForm(), secret: forms.secret }), status)
+    return page(user, 'Developers', developersBody({
+      keys, sites, endpoints, keyForm: forms.keyForm ?? blankForm(), endpointForm: forms.endpointForm ?? blankForm(), secret: forms.secret, alreadyMade: forms.alreadyMade, formKey: randomBase62(24),
+    }), status)
   }
+  /** The form's own key (a reload or a second click posts it again), or none when it is not one this page makes. */
+  const formKeyOf = (f: FormFields, form: string) => (new RegExp(`^[0-9A-Za-z]{24}\\.${form}$`).test(text(f, 'idempotency_key')) ? text(f, 'idempotency_key') : undefined)
   const endpointPage = (user: SessionUser, ctx: OperationContext, id: string, extra: Omit<EndpointPageView, 'endpoint' | 'attempts'> = {}, status?: number) =>
     page(user, 'Webhook endpoint', endpointBody({ endpoint: getEndpoint(ctx, id), attempts: listAttempts(ctx, id, 100).data, ...extra }), status)
 
@@ -50,10 +56,17 @@ export function developersRoutes(session: SessionPlugin, deps: RouteDeps) {
 
     .post('/developers/keys', ({ body, user, ctx }) => {
       const f = body as FormFields
+      const input = { name: text(f, 'name'), scopes: list(f, 'scopes'), sites: list(f, 'sites') }
       try {
-        // No Idempotency-Key here: a replay would need the key itself stored, and only its hash is.
-        const key = createKey(ctx, { name: text(f, 'name'), scopes: list(f, 'scopes'), sites: list(f, 'sites') })
-        const secret: ShownSecret = { heading: `Key "${key.name}" created`, label: 'New key', value: key.key, note: 'Send it as the header Authorization: Bearer <key>.' }
+        // The form posted again makes no second key. Its answer keeps the key's id and name only
+        // (only the key's hash is stored): the secret is shown once, by the post that made it.
+        let made: ReturnType<typeof createKey> | undefined
+        const outcome = withIdempotency(deps, idempotencyOwner(ctx.actor), formKeyOf(f, 'key'), { method: 'POST', path: '/developers/keys', body: input }, () => {
+          made = createKey(ctx, input)
+          return { status: 201, body: { id: made.id, name: made.name } }
+        })
+        if (!made) return overview(user, ctx, { alreadyMade: outcome.body as { id: string; name: string } })
+        const secret: ShownSecret = { heading: `Key "${made.name}" created`, label: 'New key', value: made.key, note: 'Send it as the header Authorization: Bearer <key>.' }
         return overview(user, ctx, { secret })
       } catch (err) {
         return overview(user, ctx, { keyForm: refusedForm(err, f) }, 422)
@@ -72,7 +85,12 @@ export function developersRoutes(session: SessionPlugin, deps: RouteDeps) {
       try {
         const problems = checkEndpointBody(input)
         if (problems) throw validationFailed(problems)
-        const e = await createEndpoint(manage, ctx, input)
+        // The form posted again makes no second endpoint, and shows its secret again, as the API's replay does.
+        const outcome = await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), formKeyOf(f, 'endpoint'), { method: 'POST', path: '/developers/webhooks', body: input }, async () => {
+          const e = await createEndpoint(manage, ctx, input)
+          return { status: 201, body: { url: e.url, secret: e.secret } }
+        })
+        const e = outcome.body as { url: string; secret: string }
         return overview(user, ctx, { secret: { heading: `Endpoint added: ${e.url}`, label: 'Signing secret', value: e.secret, note: 'Receivers check X-SVC-Signature with it.' } })
       } catch (err) {
         return overview(user, ctx, { endpointForm: refusedForm(err, f) }, 422)

@@ -100,6 +100,30 @@ describe('API keys on /developers', () => {
     expect(item.text).toMatch(/Last used\s*2026-11-21 09:00 UTC/)
   })
 
+  test('the form posted twice (a reload of the answer, a second click) makes one key; the second answer says so and shows no secret', async () => {
+    api = startTestApi()
+    const cookie = await signedIn('owner')
+    const formKey = (await find(await (await get('/developers', cookie)).text(), 'form[action="/developers/keys"] input[name="idempotency_key"]'))[0]!.attrs.value!
+    expect(formKey).toMatch(/^[0-9A-Za-z]{24}\.key$/)
+    const fields = { idempotency_key: formKey, name: 'Reloaded', 'scopes[]': ['jobs:read'] }
+    const first = await createKeyOnPage(cookie, fields)
+    expect(first.key).toMatch(/^svc_live_/)
+    const again = await createKeyOnPage(cookie, fields)
+    expect(again.res.status).toBe(200)
+    expect(again.shown).toBeUndefined()
+    expect(again.page).not.toContain(first.key!)
+    const made = (await find(again.page, '[role="status"]'))[0]!
+    expect(made.text).toContain('Key "Reloaded" was already created')
+    expect(made.text).toContain('revoke that key and create another')
+    expect(countKeys()).toBe(1)
+    expect((await me(first.key!)).status).toBe(200)
+    // Each answer carries a new form key: the next key made on it is a new key.
+    const next = (await find(again.page, 'form[action="/developers/keys"] input[name="idempotency_key"]'))[0]!.attrs.value!
+    expect(next).not.toBe(formKey)
+    expect((await createKeyOnPage(cookie, { ...fields, idempotency_key: next })).key).toMatch(/^svc_live_/)
+    expect(countKeys()).toBe(2)
+  })
+
   test('a key with no site ticked sees every site', async () => {
     api = startTestApi()
     addSite(api.db, api.clock, { accountId: api.accountId, name: 'North yard' })
@@ -159,6 +183,19 @@ describe('webhook endpoints on /developers', () => {
     const id = (await find(page, '.item[data-endpoint-id]')).at(-1)!.attrs['data-endpoint-id']!
     return { id, secret, page }
   }
+
+  test('the add form posted twice makes one endpoint; both answers show its one secret', async () => {
+    start()
+    const key = api.key(['webhooks:manage'])
+    const cookie = await signedIn('owner')
+    const formKey = (await find(await (await get('/developers', cookie)).text(), 'form[action="/developers/webhooks"] input[name="idempotency_key"]'))[0]!.attrs.value!
+    const fields = { idempotency_key: formKey, url: `${receiver.url}/twice`, 'events[]': ['*'] }
+    const shown = async () => (await find(await (await post('/developers/webhooks', cookie, fields)).text(), '#shown-secret'))[0]!.attrs.value
+    const first = await shown()
+    expect(first).toMatch(/^whsec_/)
+    expect(await shown()).toBe(first)
+    expect((await listed(key)).filter((e) => e.url === `${receiver.url}/twice`)).toHaveLength(1)
+  })
 
   test('add, Send test, Resend, Pause, Resume, Rotate secret and Delete, as GET /api/v1/webhooks then shows', async () => {
     start()
