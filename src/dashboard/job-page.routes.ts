@@ -19,7 +19,7 @@ import { AppError, validationFailed, validationProblemsOf } from '../platform/er
 import type { FormFields } from '../platform/forms'
 import { randomBase62 } from '../platform/ids'
 import { parseDollars } from '../platform/money'
-import { BODY_CAPS, routeProps } from '../platform/route-props'
+import { BODY_CAPS, isOversizedBody, photoTooLarge, routeProps } from '../platform/route-props'
 import { compileChecker, type FieldProblem } from '../platform/validation'
 import { resendDriverLink } from '../texts/resend-driver-link'
 import type { SessionPlugin } from '../users/session.plugin'
@@ -193,11 +193,12 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
           return render(ctx, user, id, { alert, forms: { [action]: form }, formKey: keep }, 409)
         }
         case 'validation_failed':
+        case 'payload_too_large':
         case 'job_reason_required': {
           const fields = (err.details.fields as FieldProblem[] | undefined) ?? [{ path: String(err.details.field ?? 'reason'), message: err.message }]
           for (const p of fields) form.errors[fieldFor(action, p.path)] ??= p.message
           const alert = err.errorCode === 'job_reason_required' ? `${err.message} Nothing was done.` : `Nothing was ${action === 'edit' ? 'saved' : 'done'}: correct the field${fields.length === 1 ? '' : 's'} marked below.`
-          return render(ctx, user, id, { alert, forms: { [action]: form }, formKey: keep }, 422)
+          return render(ctx, user, id, { alert, forms: { [action]: form }, formKey: keep }, err.status)
         }
         case 'idempotency_key_reused':
           return render(ctx, user, id, { alert: 'This form was already sent from this page with other values. Nothing more was done; the page now shows the job as it is.' }, 409)
@@ -222,12 +223,14 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
       return new Response(photo.data as Uint8Array<ArrayBuffer>, { headers: { 'content-type': photo.contentType, 'cache-control': 'private, max-age=86400, immutable', etag: `"${photo.sha256}"`, 'content-disposition': 'inline' } })
     }, { signedIn: 'dispatcher' })
     .post('/jobs/:id/photos', async ({ ctx, user, params, body }) => {
+      // Over 10 MB without the page's script (which stops it before sending): said beside Photo.
+      if (isOversizedBody(body)) return perform(ctx, user, params.id, 'photo', {}, {}, () => { throw photoTooLarge() })
       const f = body as FormFields
       const file = f.photo instanceof File ? f.photo : null
       const bytes = file ? new Uint8Array(await file.arrayBuffer()) : new Uint8Array()
       const sha256 = new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
       return perform(ctx, user, params.id, 'photo', f, { photo_sha256: sha256 }, (guard) => { addPhoto(ctx, params.id, bytes, guard); return 'photo' })
-    }, { signedIn: 'dispatcher', accepts: { kind: 'multipart', maxBytes: BODY_CAPS.photo, maxFields: 8 } })
+    }, { signedIn: 'dispatcher', accepts: { kind: 'multipart', maxBytes: BODY_CAPS.photo, maxFields: 8, oversized: 'handler' } })
     .post('/jobs/:id/:action', ({ ctx, user, params, body }) => {
       const action = params.action as FormAction
       if (!(JOB_ACTIONS as readonly string[]).includes(action) || params.action === 'photo') throw new AppError('not_found', `There is no job action ${params.action}.`, { action: params.action })

@@ -284,6 +284,25 @@ describe('the job page', () => {
     expect((await upload(PNG, 'x.png', 'image/png', theirs)).status).toBe(404)
   })
 
+  test('a photo over 10 MB sent without the page\'s script gets the job page back (413) with the message beside Photo, nothing written', async () => {
+    const { cookie } = await signIn()
+    const job = await newJob()
+    const fd = new FormData()
+    for (const [k, v] of Object.entries(formOf(await (await get(`/jobs/${job.id}`, cookie)).text(), 'photos'))) fd.set(k, v)
+    const big = new Uint8Array(10 * 1024 * 1024 + 1)
+    big.set([0xff, 0xd8, 0xff, 0xe0])
+    fd.set('photo', new File([big], 'huge.jpg', { type: 'image/jpeg' }))
+    const before = (await apiGet(`/jobs/${job.id}/events`)).data
+    const res = await api.raw(new Request(`${ORIGIN}/jobs/${job.id}/photos`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: ORIGIN }, body: fd }))
+    expect(res.status).toBe(413)
+    expect(res.headers.get('connection')).toBe('close')
+    const html = await res.text()
+    expect(html).toMatch(/id="f-photo-error">is larger than 10 MB: choose a smaller photo</)
+    expect(html).toMatch(/role="alert"[^>]*>Nothing was done: correct the field marked below\./)
+    expect(html).toContain('<h2>Photos</h2>')
+    expect((await apiGet(`/jobs/${job.id}/events`)).data).toEqual(before)
+  })
+
   test("a signature the driver captured is listed with who and when, its image for the account's sessions only", async () => {
     const { cookie } = await signIn()
     const truck = addUnit(api.db, api.clock, { accountId: api.accountId, name: 'Truck 9' })

@@ -17,7 +17,7 @@ import { goneSentence } from '../pages/gone-links'
 import { AppError, validationFailed } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
 import { randomBase62 } from '../platform/ids'
-import { BODY_CAPS, routeProps } from '../platform/route-props'
+import { BODY_CAPS, isOversizedBody, photoTooLarge, routeProps } from '../platform/route-props'
 import type { FieldProblem } from '../platform/validation'
 import { parsePositionReport, PositionError, recordUnitPosition } from '../units/record-position'
 import type { SessionPlugin } from '../users/session.plugin'
@@ -83,11 +83,12 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
           const now = String(err.details.current_status ?? '')
           return render(link, { alert: `The job changed: it is now ${statusLabel(now)}, not ${statusLabel(expected)} as this page showed. Nothing was done; the page now shows the job as it is.` }, 409)
         }
-        case 'validation_failed': {
+        case 'validation_failed':
+        case 'payload_too_large': {
           const errors: Record<string, string> = {}
           for (const p of fields) errors[p.path] ??= p.message
           const alert = `Nothing was saved: ${fields.map((p) => `${p.path === 'signer_name' ? 'Signer name' : p.path === 'photo' ? 'the photo' : 'the signature'} ${p.message}`).join('; ')}.`
-          return render(link, { alert, photoError: errors.photo, signature: action === 'signature' ? { signerName: text(f, 'signer_name'), errors } : undefined }, 422)
+          return render(link, { alert, photoError: errors.photo, signature: action === 'signature' ? { signerName: text(f, 'signer_name'), errors } : undefined }, err.status)
         }
         case 'idempotency_key_reused':
           return render(link, { alert: 'This form was already sent from this page with other values. Nothing more was done; the page now shows the job as it is.' }, 409)
@@ -146,11 +147,13 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
     }, { ...form, detail: { hide: true } })
     .post('/d/:token/photos', async ({ params, body }) => {
       const link = open(params.token)
+      // Over 10 MB without the page's script (which shrinks a photo before sending): said beside Add photo.
+      if (isOversizedBody(body)) return perform(link, 'photo', {}, {}, () => { throw photoTooLarge() })
       const f = body as FormFields
       const bytes = f.photo instanceof File ? new Uint8Array(await f.photo.arrayBuffer()) : new Uint8Array()
       const sha256 = new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
       return perform(link, 'photo', f, { photo_sha256: sha256 }, () => { addPhoto(link.ctx, link.job.id, bytes); return 'photo' })
-    }, { ...multipart, detail: { hide: true } })
+    }, { accepts: { ...multipart.accepts, oversized: 'handler' as const }, detail: { hide: true } })
     .post('/d/:token/signature', async ({ params, body }) => {
       const link = open(params.token)
       const f = body as FormFields

@@ -287,6 +287,21 @@ describe('the driver page', () => {
     expect((await events(job.id)).length).toBe(count)
   })
 
+  test('a photo over 10 MB sent without the page\'s script gets the page back (413) with the message beside Add photo, nothing written', async () => {
+    const { job } = await bringTo(api, key, 'on_scene')
+    const path = driverPath(job.id)
+    const before = await snapshot(api, key, job.id)
+    const big = new Uint8Array(10 * 1024 * 1024 + 1)
+    big.set([0xff, 0xd8, 0xff, 0xe0])
+    const res = await postFile(`${path}/photos`, formOf(await page(path), 'photos'), { photo: big })
+    expect(res.status).toBe(413)
+    expect(res.headers.get('connection')).toBe('close')
+    const html = await res.text()
+    expect(html).toContain('<p class="field-error" id="f-photo-error">is larger than 10 MB: choose a smaller photo</p>')
+    expect(alertOf(html)).toBe('Nothing was saved: the photo is larger than 10 MB: choose a smaller photo.')
+    await expectNothingWritten(api, key, before)
+  })
+
   test('a job keeps at most 100 photos: the next is refused beside the field and nothing is written (a leaked link cannot fill the disk)', async () => {
     const { job } = await bringTo(api, key, 'on_scene')
     const path = driverPath(job.id)

@@ -7,7 +7,7 @@ import { BodyError, readBody } from './body'
 import { loneSurrogatePath, MAX_JSON_DEPTH, nulCharacterPath, parseUntrustedJson } from './json'
 import { problemsOf, type RouteCheckers } from './validation'
 import { FormError, parseMultipart, parseUrlEncoded } from './forms'
-import { resolveRouteProps, type Answers, type BodySpec, type RouteProps } from './route-props'
+import { oversizedBody, resolveRouteProps, type Answers, type BodySpec, type RouteProps } from './route-props'
 import { comesFromOwnPages, publicOriginOf } from './same-origin'
 import { errorPage } from './error-page'
 import { dataResponseHeaders, securityHeaders } from './security-headers'
@@ -112,6 +112,10 @@ async function readDeclaredBody(request: Request, spec: BodySpec | undefined): P
   try {
     bytes = await readBody(request, spec.maxBytes)
   } catch (err) {
+    if (err instanceof BodyError && err.problem === 'too_large' && spec.oversized === 'handler') {
+      requestInfo(request).bodyProblem = 'too_large'
+      return oversizedBody(spec.maxBytes)
+    }
     if (err instanceof BodyError) throw bodyRefused(err, spec.kind)
     throw err
   }
@@ -335,7 +339,8 @@ export function createFetchHandler(
       if (info.headers) for (const [k, v] of Object.entries(info.headers)) response.headers.set(k, v)
       addSecurityHeaders(response.headers)
     }
-    if (deps.isDraining?.()) response.headers.set('Connection', 'close')
+    // A body over its cap was not read to its end: the connection cannot carry another request.
+    if (deps.isDraining?.() || info.bodyProblem === 'too_large') response.headers.set('Connection', 'close')
     if (accessLog.enabled()) accessLog({
       request_id: requestId,
       method: request.method,

@@ -13,6 +13,7 @@
  * PUT, PATCH or DELETE that does not come from this service's own pages.
  */
 import { Elysia } from 'elysia'
+import { AppError } from './errors'
 
 /** How a route's errors are written: an HTML page for a browser, JSON or plain text for a program. */
 export type Answers = 'html' | 'json' | 'text'
@@ -22,7 +23,25 @@ export type Answers = 'html' | 'json' | 'text'
  * `json` an object, `form` urlencoded fields, `multipart` fields and Files (see forms.ts; at most
  * `maxFields` fields or parts), `text` the UTF-8 text as it came (device callbacks).
  */
-export interface BodySpec { kind: 'json' | 'form' | 'multipart' | 'text'; maxBytes: number; maxFields?: number }
+export interface BodySpec {
+  kind: 'json' | 'form' | 'multipart' | 'text'; maxBytes: number; maxFields?: number
+  /**
+   * `handler`: a body over the cap reaches the handler as an empty one marked oversized
+   * (isOversizedBody), for a page to say so beside its file field (413); otherwise it is refused
+   * whole before the handler runs. Either way the rest of the upload is not read.
+   */
+  oversized?: 'handler'
+}
+
+const OVERSIZED = Symbol.for('towline.body-over-cap')
+/** The body a route declared `oversized: 'handler'` gets when the upload was over its cap. */
+export function oversizedBody(limitBytes: number): Record<PropertyKey, unknown> {
+  return { [OVERSIZED]: limitBytes }
+}
+/** Whether a handler's body stands for an upload over the route's cap (see BodySpec.oversized). */
+export function isOversizedBody(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && OVERSIZED in body
+}
 
 /** The body caps routes declare, in bytes. */
 export const BODY_CAPS = {
@@ -42,6 +61,11 @@ export const BODY_CAPS = {
  * refused whole by the cap, and one it stops gets its message beside the field.
  */
 export const PHOTO_FILE_LIMIT = { bytes: BODY_CAPS.photo - 16 * 1024, message: 'is larger than 10 MB: choose a smaller photo' } as const
+
+/** The refusal of a photo upload over the cap, said beside the photo field (a page's route declared `oversized: 'handler'`). */
+export function photoTooLarge(): AppError {
+  return new AppError('payload_too_large', 'The photo is larger than 10 MB.', { limit_bytes: BODY_CAPS.photo, fields: [{ path: 'photo', message: PHOTO_FILE_LIMIT.message }] })
+}
 
 /**
  * Bun.serve's own limit, a backstop only: every route caps its body itself, and Bun takes none
