@@ -15,8 +15,8 @@ import { buildWebAssets } from '../src/pages/web-build'
 import { EMBEDDED_FOLDER, MANIFEST_FILE } from '../src/pages/assets'
 
 const ROOT = resolve(import.meta.dir, '..')
-/** Worker entry points, embedded beside the main entry under their path from src/ (import-off-thread.ts and pg-client.ts start them). */
-const WORKERS = ['src/jobs-csv/import-worker.ts', 'src/db/pg/pg-thread.ts']
+/** Worker entry points, embedded beside the main entry under their path from src/ (import-off-thread.ts, pg-client.ts and checkpointer.ts start them). */
+const WORKERS = ['src/jobs-csv/import-worker.ts', 'src/db/pg/pg-thread.ts', 'src/db/checkpoint-worker.ts']
 
 /** Compiles `entry` (default src/main.ts) into `outfile` with every asset embedded. */
 export async function buildBinary(opts: { entry?: string; outfile: string }): Promise<void> {

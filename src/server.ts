@@ -1,5 +1,6 @@
 import type { Config } from './config'
 import { openDatabase, closeDatabase, restrictToOwner } from './db/client'
+import { startCheckpointer } from './db/checkpointer'
 import { describeDatabase } from './db/location'
 import { dbFlag, selfCommand } from './cli/cli'
 import { migrateDatabase } from './db/migrate'
@@ -75,6 +76,8 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
     closeDatabase(db)
     throw err
   }
+  // WAL checkpoints (copying the log into the file, and its fsync) run on a thread of their own.
+  const checkpointer = startCheckpointer(db, logger)
   const background = startBackgroundWork({ db, clock, config, logger, webhookSend, links, bus, sharedLimiter })
   const where = `${scheme}://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   logger.info({ url: where, host: config.host, port: server.port, tls: tls !== null, public_url: config.publicUrl, db: describeDatabase(config.dbPath), version: VERSION }, 'listening')
@@ -96,6 +99,7 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
     await Bun.sleep(50)
     // Deliveries in flight get a moment to finish; the rest stay pending and go out after restart.
     await background.stop(3_000)
+    await checkpointer?.stop()
     try { closeDatabase(db) } catch (err) { logger.error({ err }, 'closing the database failed') }
     logger.info('shutdown complete')
     logger.flush()
