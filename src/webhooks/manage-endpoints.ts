@@ -17,6 +17,8 @@ export const MAX_ENDPOINTS_PER_ACCOUNT = 100
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000
+/** Secrets rotated out before the previous one kept signing at most (rotations within one day beyond this end the oldest overlap). */
+export const MAX_OLDER_SECRETS = 4
 
 /** `resolve` and `isAllowedAddress` replace the system resolver and the public-address policy (tests). */
 export interface EndpointDeps extends AddressPolicy { db: Db; clock: Clock; allowPrivate: boolean }
@@ -78,7 +80,7 @@ export async function createEndpoint(deps: EndpointDeps, ctx: OperationContext, 
   const now = deps.clock.now()
   const row: EndpointRow = {
     id: newId('whk', now), accountId: scope.accountId, url, description: input.description?.trim() || null, events, status: 'active', pausedReason: null,
-    secret: mintSecret(), previousSecret: null, previousSecretExpiresAt: null, consecutiveFailures: 0, siteIds: scope.siteIds, nextDueAt: null,
+    secret: mintSecret(), previousSecret: null, previousSecretExpiresAt: null, olderSecrets: null, consecutiveFailures: 0, siteIds: scope.siteIds, nextDueAt: null,
     cursor: 0, createdAt: now, updatedAt: now, deletedAt: null,
   }
   inTransaction(deps.db, () => {
@@ -124,15 +126,19 @@ export async function updateEndpoint(
     let secret: string | undefined
     if (input.rotate_secret) {
       secret = mintSecret()
+      // Every secret rotated out keeps signing for its own 24 hours, a second rotation within them included.
+      const older = [...(e.previousSecret && (e.previousSecretExpiresAt ?? 0) > now ? [{ secret: e.previousSecret, expires_at: e.previousSecretExpiresAt! }] : []), ...(e.olderSecrets ?? [])]
+        .filter((o) => o.expires_at > now).slice(0, MAX_OLDER_SECRETS)
+      next.olderSecrets = older.length ? older : null
       next.previousSecret = e.secret
       next.previousSecretExpiresAt = now + ROTATION_OVERLAP_MS
       next.secret = secret
     }
     deps.db.$client.query(
       `UPDATE webhook_endpoints SET url = ?, events = ?, description = ?, status = ?, paused_reason = ?, consecutive_failures = ?,
-         secret = ?, previous_secret = ?, previous_secret_expires_at = ?, updated_at = ? WHERE id = ?`,
+         secret = ?, previous_secret = ?, previous_secret_expires_at = ?, older_secrets = ?, updated_at = ? WHERE id = ?`,
     ).run(next.url, JSON.stringify(next.events), next.description, next.status, next.pausedReason, next.consecutiveFailures,
-      next.secret, next.previousSecret, next.previousSecretExpiresAt, now, id)
+      next.secret, next.previousSecret, next.previousSecretExpiresAt, next.olderSecrets ? JSON.stringify(next.olderSecrets) : null, now, id)
     // A resumed endpoint is due again from its oldest held delivery.
     if (next.status === 'active') refreshEndpointDue(deps.db, id, now)
     return { endpoint: next, secret }
@@ -180,9 +186,12 @@ export function deleteEndpoint(deps: EndpointDeps, ctx: OperationContext, id: st
   })
 }
 
-/** The secrets that sign a delivery now: the current one, and the previous one during the overlap. */
+/** The secrets that sign a delivery now: the current one, then each rotated out within the last 24 hours, newest first. */
 export function signingSecrets(e: EndpointRow, nowMs: number): string[] {
-  return e.previousSecret && (e.previousSecretExpiresAt ?? 0) > nowMs ? [e.secret, e.previousSecret] : [e.secret]
+  const out = [e.secret]
+  if (e.previousSecret && (e.previousSecretExpiresAt ?? 0) > nowMs) out.push(e.previousSecret)
+  for (const o of e.olderSecrets ?? []) if (o.expires_at > nowMs) out.push(o.secret)
+  return out
 }
 
 /** GET /webhooks: the endpoints the actor manages, oldest first, cursor-paged. */

@@ -374,6 +374,35 @@ describe('fairness', () => {
   })
 })
 
+describe('rotating the signing secret', () => {
+  test('every secret rotated out keeps signing for its own 24 hours, a second rotation within them included', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' }, { webhookSend: { tls: { ca: ca.ca } } })
+    const key = api.key('all')
+    const e = await endpoint(key, '/rotations')
+    const rotate = async () => (await call(key, 'PATCH', `/webhooks/${e.id}`, { rotate_secret: true })).body.secret as string
+    /** Which of the secrets sign the next ping, in the header's order. */
+    const signers = async (secrets: string[]) => {
+      expect((await call(key, 'POST', `/webhooks/${e.id}/test`)).body).toMatchObject({ delivered: true })
+      const got = at('/rotations').at(-1)!
+      const [t, ...v1] = got.headers['x-svc-signature']!.split(',')
+      const ts = t!.slice(2)
+      return v1.map((v) => secrets.findIndex((s) => new Bun.CryptoHasher('sha256', s).update(`${ts}.${got.raw}`).digest('hex') === v.slice(3)))
+    }
+    const s0 = e.secret as string
+    api.clock.advance(60_000)
+    const s1 = await rotate()
+    api.clock.advance(3_600_000)
+    const s2 = await rotate()
+    const all = [s0, s1, s2]
+    expect(await signers(all)).toEqual([2, 1, 0])
+    // 24 h after the first rotation s0 is done; s1, rotated out an hour later, still signs.
+    api.clock.advance(23 * 3_600_000 + 1_000)
+    expect(await signers(all)).toEqual([2, 1])
+    api.clock.advance(3_600_000)
+    expect(await signers(all)).toEqual([2])
+  })
+})
+
 describe('changing what an endpoint takes', () => {
   test('a paused endpoint whose events change keeps what it took before the change (held, sent on resume) and gets nothing it did not take then', async () => {
     api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })

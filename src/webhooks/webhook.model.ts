@@ -63,7 +63,7 @@ export const UpdateWebhookEndpointBody = named('UpdateWebhookEndpointRequest', t
   events: t.Optional(EventList),
   description: t.Optional(t.Nullable(t.String({ maxLength: 500 }))),
   status: t.Optional(oneOf(['active', 'paused'], { description: 'paused holds deliveries; active resumes and sends them oldest first.' })),
-  rotate_secret: t.Optional(t.Boolean({ description: 'Mints a new secret (returned in this response). The old one keeps signing for 24 hours: both signatures are sent.' })),
+  rotate_secret: t.Optional(t.Boolean({ description: 'Mints a new secret (returned in this response). The old one keeps signing for 24 hours: both signatures are sent. A second rotation within them keeps each rotated-out secret signing for its own 24 hours.' })),
 }, strict))
 export type UpdateWebhookEndpointBody = Static<typeof UpdateWebhookEndpointBody>
 

@@ -18,6 +18,7 @@ export function toEndpointRow(r: Record<string, any>): EndpointRow {
   return {
     id: r.id, accountId: r.account_id, url: r.url, description: r.description, events: JSON.parse(r.events), status: r.status,
     pausedReason: r.paused_reason, secret: r.secret, previousSecret: r.previous_secret, previousSecretExpiresAt: r.previous_secret_expires_at,
+    olderSecrets: r.older_secrets ? JSON.parse(r.older_secrets) : null,
     consecutiveFailures: r.consecutive_failures, siteIds: r.site_ids ? JSON.parse(r.site_ids) : null, nextDueAt: r.next_due_at, cursor: r.cursor,
     createdAt: r.created_at, updatedAt: r.updated_at, deletedAt: r.deleted_at,
   }

@@ -16,6 +16,11 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   /** The secret before the last rotation, still signing until previous_secret_expires_at. */
   previousSecret: text('previous_secret'),
   previousSecretExpiresAt: integer('previous_secret_expires_at'),
+  /**
+   * Secrets rotated out before the previous one and still inside their own 24 hours (a second
+   * rotation within a day): JSON array of { secret, expires_at }, newest first, or null.
+   */
+  olderSecrets: text('older_secrets', { mode: 'json' }).$type<{ secret: string; expires_at: number }[]>(),
   consecutiveFailures: integer('consecutive_failures').notNull().default(0),
   /** JSON array of the site ids whose jobs it receives (those of the key that made it), or null for every site. */
   siteIds: text('site_ids', { mode: 'json' }).$type<string[]>(),
