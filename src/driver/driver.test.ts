@@ -22,7 +22,8 @@ const ORIGIN = 'http://towline.test'
 const DAY = 86_400_000
 /** A real 1x1 PNG. */
 const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
-const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0xff, 0xd9])
+/** A real 2×1 JPEG (Chromium's canvas). */
+const JPEG = Uint8Array.from(atob('/9j/4AAQSkZJRgABAQAAAQABAAD/4gHYSUNDX1BST0ZJTEUAAQEAAAHIAAAAAAQwAABtbnRyUkdCIFhZWiAH4AABAAEAAAAAAABhY3NwAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQAA9tYAAQAAAADTLQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAlkZXNjAAAA8AAAACRyWFlaAAABFAAAABRnWFlaAAABKAAAABRiWFlaAAABPAAAABR3dHB0AAABUAAAABRyVFJDAAABZAAAAChnVFJDAAABZAAAAChiVFJDAAABZAAAAChjcHJ0AAABjAAAADxtbHVjAAAAAAAAAAEAAAAMZW5VUwAAAAgAAAAcAHMAUgBHAEJYWVogAAAAAAAAb6IAADj1AAADkFhZWiAAAAAAAABimQAAt4UAABjaWFlaIAAAAAAAACSgAAAPhAAAts9YWVogAAAAAAAA9tYAAQAAAADTLXBhcmEAAAAAAAQAAAACZmYAAPKnAAANWQAAE9AAAApbAAAAAAAAAABtbHVjAAAAAAAAAAEAAAAMZW5VUwAAACAAAAAcAEcAbwBvAGcAbABlACAASQBuAGMALgAgADIAMAAxADb/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/2wBDARESEhgVGC8aGi9jQjhCY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2P/wAARCAABAAIDASIAAhEBAxEB/8QAFQABAQAAAAAAAAAAAAAAAAAAAAX/xAAUEAEAAAAAAAAAAAAAAAAAAAAA/8QAFQEBAQAAAAAAAAAAAAAAAAAABAb/xAAUEQEAAAAAAAAAAAAAAAAAAAAA/9oADAMBAAIRAxEAPwCeAGpH/9k='), (c) => c.charCodeAt(0))
 
 /** The driver link's path the job holds now. */
 const driverPath = (jobId: string) => {
@@ -300,6 +301,25 @@ describe('the driver page', () => {
     expect(html).toContain('<p class="field-error" id="f-photo-error">is larger than 10 MB: choose a smaller photo</p>')
     expect(alertOf(html)).toBe('Nothing was saved: the photo is larger than 10 MB: choose a smaller photo.')
     await expectNothingWritten(api, key, before)
+  })
+
+  test('a file that only starts like an image is refused beside the field: random bytes after a JPEG or WebP start, a PNG header with a wrong checksum', async () => {
+    const { job } = await bringTo(api, key, 'on_scene')
+    const path = driverPath(job.id)
+    const before = await snapshot(api, key, job.id)
+    const noise = crypto.getRandomValues(new Uint8Array(60_000))
+    const fakeJpeg = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, ...noise])
+    const badPng = PNG.slice()
+    badPng[29] = badPng[29]! ^ 0xff
+    const riff = Uint8Array.from([...new TextEncoder().encode('RIFF'), 0x10, 0xea, 0, 0, ...new TextEncoder().encode('WEBPJUNK'), ...noise])
+    for (const bytes of [fakeJpeg, badPng, riff]) {
+      const res = await postFile(`${path}/photos`, formOf(await page(path), 'photos'), { photo: bytes })
+      expect(res.status).toBe(422)
+      expect(await res.text()).toContain('<p class="field-error" id="f-photo-error">must be a JPEG, PNG or WebP image</p>')
+    }
+    await expectNothingWritten(api, key, before)
+    // The real ones still go in.
+    for (const bytes of [JPEG, PNG]) expect((await postFile(`${path}/photos`, formOf(await page(path), 'photos'), { photo: bytes })).status).toBe(303)
   })
 
   test('a job keeps at most 100 photos: the next is refused beside the field and nothing is written (a leaked link cannot fill the disk)', async () => {

@@ -16,17 +16,48 @@ export const MAX_PHOTO_BYTES = 10 * 1024 * 1024
 export const MAX_PHOTOS_PER_JOB = 100
 export const MAX_PHOTO_BYTES_PER_JOB = 200 * 1024 * 1024
 
-/** The image type the bytes are, whatever the upload claimed: JPEG, PNG or WebP, else null. */
+/**
+ * The image type the bytes are, whatever the upload claimed: JPEG, PNG or WebP, else null. Not
+ * the first bytes only: the structure up to the image's size must hold (a JPEG's segments up to
+ * its frame header, a PNG's header chunk and its checksum, a WebP's first chunk), so a file that
+ * merely starts like an image is refused.
+ */
 export function photoTypeOf(b: Uint8Array): 'image/jpeg' | 'image/png' | 'image/webp' | null {
-  if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg'
-  // PNG: the signature, then the IHDR chunk first, as the format requires.
-  if (b.length >= 24 && [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a].every((v, i) => b[i] === v) && String.fromCharCode(...b.subarray(12, 16)) === 'IHDR') return 'image/png'
-  // WebP: a RIFF container of type WEBP whose stated size fits the bytes.
-  if (b.length >= 16 && String.fromCharCode(...b.subarray(0, 4)) === 'RIFF' && String.fromCharCode(...b.subarray(8, 12)) === 'WEBP') {
+  if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return jpegFrameFound(b) ? 'image/jpeg' : null
+  // PNG: the signature, then the IHDR chunk first (13 bytes, a size, a known depth and colour type, its CRC).
+  if (b.length >= 33 && [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a].every((v, i) => b[i] === v) && String.fromCharCode(...b.subarray(12, 16)) === 'IHDR') {
+    const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
+    const ok = view.getUint32(8) === 13 && view.getUint32(16) > 0 && view.getUint32(20) > 0 && [1, 2, 4, 8, 16].includes(b[24]!) && [0, 2, 3, 4, 6].includes(b[25]!)
+      && view.getUint32(29) === Bun.hash.crc32(b.subarray(12, 29))
+    return ok ? 'image/png' : null
+  }
+  // WebP: a RIFF container of type WEBP whose stated size fits the bytes, its first chunk an image one.
+  if (b.length >= 20 && String.fromCharCode(...b.subarray(0, 4)) === 'RIFF' && String.fromCharCode(...b.subarray(8, 12)) === 'WEBP') {
     const size = b[4]! | (b[5]! << 8) | (b[6]! << 16) | (b[7]! << 24)
-    if (size + 8 <= b.length && size >= 8) return 'image/webp'
+    if (size + 8 <= b.length && size >= 12 && ['VP8 ', 'VP8L', 'VP8X'].includes(String.fromCharCode(...b.subarray(12, 16)))) return 'image/webp'
   }
   return null
+}
+
+/** Walks a JPEG's marker segments from its start to a frame header (SOFn) giving a width and height; false at anything else. */
+function jpegFrameFound(b: Uint8Array): boolean {
+  let i = 2
+  while (i + 4 <= b.length) {
+    if (b[i] !== 0xff) return false
+    let marker = b[i + 1]!
+    while (marker === 0xff && i + 2 < b.length) marker = b[++i + 1]! // fill bytes
+    i += 2
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue // no length
+    if (marker === 0xd8 || marker === 0xd9 || marker === 0xda || marker === 0x00) return false // a scan or the end before any frame
+    const length = (b[i]! << 8) | b[i + 1]!
+    if (length < 2 || i + length > b.length) return false
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      // precision, height, width, components
+      return length >= 8 && ((b[i + 5]! << 8) | b[i + 6]!) > 0 && b[i + 7]! >= 1 && b[i + 7]! <= 4
+    }
+    i += length
+  }
+  return false
 }
 
 /**
