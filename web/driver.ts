@@ -306,10 +306,13 @@ if (pad && sigForm && sigInput) {
 // ---- position --------------------------------------------------------------------------------
 
 if (root && base && 'geolocation' in navigator) {
-  let lastSent = 0
+  // Kept across the page's reloads (each press posts a form and comes back): at most one fix every
+  // SHARE_EVERY_MS from this tab, not one more per reload.
+  const sentKey = `towline-position-sent:${base}`
+  const sentAt = () => { try { return Number(sessionStorage.getItem(sentKey)) || 0 } catch { return 0 } }
   navigator.geolocation.watchPosition((p) => {
-    if (!sharing || Date.now() - lastSent < SHARE_EVERY_MS) return
-    lastSent = Date.now()
+    if (!sharing || Math.abs(Date.now() - sentAt()) < SHARE_EVERY_MS) return
+    try { sessionStorage.setItem(sentKey, String(Date.now())) } catch { /* private mode: this page's own pace */ }
     const c = p.coords
     void fetch(`${base}/position`, {
       method: 'POST',

@@ -240,6 +240,28 @@ describe('the driver page in Chromium', () => {
     await context.close()
   }, 60_000)
 
+  test('the position goes out at most every 10 seconds, reloads included (each press comes back as a new page)', async () => {
+    const unit = addUnit('Truck 15', '503-555-0115')
+    const id = (await api('POST', '/jobs', { customer: { name: 'Ed Fay', phone: '503-555-0146', sms_consent: true }, pickup: { location: 'Canyon Rd 3' } })).body.id as string
+    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
+    const link = await linkTextedTo('+15035550115')
+    const { context, page } = await phonePage()
+    const posted: number[] = []
+    page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/position')) posted.push(Date.now()) })
+    await page.goto(link)
+    await until(() => posted.length === 1, 'the first fix sent')
+    // Three presses, three new pages, each with the phone moving a little.
+    for (const [i, name] of ['Acknowledge', 'Move to En route', 'Move to On scene'].entries()) {
+      await context.setGeolocation({ latitude: WHERE.latitude + 0.001 * (i + 1), longitude: WHERE.longitude })
+      await Promise.all([page.waitForURL(/\?done=/), page.getByRole('button', { name }).click()])
+      await context.setGeolocation({ latitude: WHERE.latitude + 0.001 * (i + 1) + 0.0005, longitude: WHERE.longitude })
+    }
+    const spanMs = Date.now() - posted[0]!
+    expect(spanMs).toBeLessThan(10_000)
+    expect(posted).toHaveLength(1)
+    await context.close()
+  }, 60_000)
+
   test('after reassignment the open page says the job was handed to another driver, and its replayed posts are refused with nothing written', async () => {
     const unit = addUnit('Truck 10', '503-555-0110')
     const id = (await api('POST', '/jobs', { customer: { name: 'Al Bee', phone: '503-555-0143', sms_consent: true }, pickup: { location: 'I-84 exit 5' } })).body.id as string
