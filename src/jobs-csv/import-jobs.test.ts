@@ -129,21 +129,34 @@ describe('row errors', () => {
     ])
   })
 
-  test('bad times: no zone, a date that does not exist, in the future, before created_at; a finished job needs its own time', () => {
+  test('bad times: no zone, a date that does not exist, in the future, before created_at', () => {
     const r = run(utf8(csvText(BASIC_HEADER, [
       completedRow(1, { created_at: '2026-03-02 14:05' }),
       completedRow(2, { completed_at: '2026-02-30T10:00:00Z' }),
       completedRow(3, { completed_at: '2027-01-01T10:00:00Z' }),
       completedRow(4, { completed_at: '2026-03-01T10:00:00Z' }),
-      completedRow(5, { completed_at: '' }),
     ])), true)
     expect(errorsOf(r)).toEqual([
       '2|created_at|has no time zone: write the time with Z (UTC) or its offset, such as 2026-11-21T09:30:00Z or 2026-11-21T01:30:00-08:00',
       '3|completed_at|is not a date and time that exists',
       '4|completed_at|is later than now (2026-11-21T09:00:00.000Z): an imported job is history',
       '5|completed_at|is before created_at (2026-03-05T22:05:00.000Z)',
-      '6|completed_at|is required for a completed job: when it became completed',
     ])
+  })
+
+  test('a finished row without its own time (a cancelled one with created_at and cancel_reason only) takes the latest time the row gives', async () => {
+    const r = run(utf8(csvText(BASIC_HEADER, [
+      completedRow(1, { status: 'cancelled', completed_at: '', final_price_cents: '', payment_method: '', cancel_reason: 'Customer found another tow' }),
+      completedRow(2, { completed_at: '' }),
+    ])))
+    expect(errorsOf(r)).toEqual([])
+    const job = async (ref: string) => (await call(api, key, 'GET', `/jobs?external_ref=${ref}`)).body.data[0]
+    const cancelled = await job('HIST-1')
+    expect(cancelled).toMatchObject({ status: 'cancelled', cancel_reason: 'Customer found another tow', imported: true })
+    expect(cancelled.timestamps.cancelled_at).toBe(cancelled.created_at)
+    expect(cancelled.timestamps.closed_at).toBe(cancelled.created_at)
+    const completed = await job('HIST-2')
+    expect(completed.timestamps.completed_at).toBe(completed.created_at)
   })
 
   test("every row is checked by POST /jobs's own rules (schema, phone), and every problem of every row is listed", () => {

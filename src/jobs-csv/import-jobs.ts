@@ -149,9 +149,10 @@ function checkRow(env: Env, rec: CsvRecord): { prepared?: Prepared; errors: RowE
   if (status && createdAt !== null) {
     const own = `${status}_at`
     if (milestones[own] === undefined && !errors.has(own)) {
-      // Creating a job stamps its first status at once; any later status has a time of its own.
-      if (status === 'pending' || status === 'confirmed') milestones[own] = createdAt
-      else add(own, `is required for a ${status} job: when it became ${status}`)
+      // Creating a job stamps its first status at once. A later status whose time the file does not
+      // give (a cancelled row with only created_at, as a history export often has) happened at or
+      // after every time the row gives: it takes the latest of them, so the job's times stay in order.
+      milestones[own] = Math.max(createdAt, ...Object.values(milestones))
     }
     const finishedTimes = FINISHED.map((s) => milestones[`${s}_at`]).filter((t): t is number => t !== undefined)
     if (isFinished(status)) milestones.closed_at ??= Math.min(...finishedTimes)
