@@ -76,7 +76,7 @@ export function directoryBody(rows: CommercialAccountRow[], form: FormState, ide
 <p>Motor clubs, police agencies, fleets and others you work for. Jobs name theirs (the job page's <strong>Commercial account</strong>); the API shows names, kinds and contacts only.</p>
 ${table}
 <section class="job-section" aria-labelledby="h-new-account"><h2 id="h-new-account">New account</h2>
-${accountForm(form, '/accounts', { minContacts: 2, idempotencyKey })}
+${accountForm(form, '/accounts', { minContacts: 1, idempotencyKey })}
 </section>`.text
 }
 

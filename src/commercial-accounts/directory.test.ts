@@ -58,8 +58,10 @@ describe('/accounts', () => {
       expect({ label, found: new RegExp(`<label for="f-[a-z0-9_-]+">${label}</label>`).test(html) }).toEqual({ label, found: true })
     }
     expect(html).toContain('<button type="submit">Save account</button>')
-    // Two contact rows to start with: a second contact needs no script.
-    expect(html).toContain('name="contacts.1.name"')
+    // One contact row to start with, so each contact label names one field; saving brings another empty row.
+    expect(html).toContain('name="contacts.0.name"')
+    expect(html).not.toContain('name="contacts.1.name"')
+    for (const label of ['Contact name', 'Contact phone', 'Contact email']) expect(html.split(`>${label}</label>`).length - 1).toBe(1)
     expect(html).toMatch(/Portland Police<\/a><\/td><td>Police<\/td><td><ul class="plain-list"><li>Sgt. Reyes/)
   })
 

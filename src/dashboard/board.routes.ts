@@ -24,7 +24,7 @@ export function boardRoutes(session: SessionPlugin, deps: RouteDeps) {
       const roster = units(ctx)
       const body = `<div class="board-toolbar">
 <h1>Dispatch board</h1>
-<a class="button" href="/jobs/new">New job</a>
+<form method="get" action="/jobs/new"><button type="submit">New job</button></form>
 <label class="sound-toggle"><input type="checkbox" id="sound" name="sound"> Sound on new jobs</label>
 <p class="live-status" role="status" id="live-status">Live updates start when the page's script loads.</p>
 </div>

@@ -102,7 +102,7 @@ ${notes.length ? html`<ul id="driver-notes">${notes}</ul>` : html`<p id="driver-
 <p class="field-error" id="f-photo-error">${s.photoError ?? ''}</p></div>
 <button type="submit" class="button-big" data-no-script>Upload photo</button></form>
 ${gallery(d, s)}</section>
-<section aria-labelledby="h-signature"><h2 id="h-signature">Signature</h2>
+<section class="signature-section"><h2 id="h-signature">Signature</h2>
 <form method="post" action="${s.base}/signature" enctype="multipart/form-data" id="signature-form">${hidden('idempotency_key', `${s.formKey}.signature`)}
 <canvas class="signature-pad" id="signature-pad" aria-label="Signature" width="600" height="240" role="img"></canvas>
 <input type="file" name="signature" id="f-signature" hidden accept="image/png">${sigErr('signature')}

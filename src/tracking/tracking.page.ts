@@ -66,7 +66,7 @@ export function ratingHtml(s: TrackingState, path: string, form: FormState = bla
   const chosen = typeof form.values.rating === 'string' ? form.values.rating : ''
   const radios = [1, 2, 3, 4, 5].map((n) => {
     const id = n === 1 ? 'f-rating' : `f-rating-${n}`
-    return html`<span class="rating-choice"><input${attrs({ type: 'radio', id, name: 'rating', value: String(n), checked: chosen === String(n), required: n === 1, 'aria-describedby': error ? 'f-rating-error' : undefined, 'aria-invalid': error ? 'true' : undefined })}><label for="${id}">${String(n)}<span class="visually-hidden"> out of 5</span></label></span>`
+    return html`<span class="rating-choice"><input${attrs({ type: 'radio', id, name: 'rating', value: String(n), checked: chosen === String(n), required: n === 1, 'aria-describedby': error ? 'f-rating-error' : undefined, 'aria-invalid': error ? 'true' : undefined })}><label for="${id}">${String(n)}</label></span>`
   })
   return html`<section class="track-section" aria-labelledby="h-rating"><h2 id="h-rating">How did we do?</h2>
 <form method="post" action="${path}/rating" novalidate>${formAlert(form)}

@@ -54,7 +54,7 @@ describe('the dispatch board in Chromium', () => {
     for (const p of [a, b]) await p.locator(`[data-job-id="${made.body.id}"]`).waitFor({ state: 'detached', timeout: 2000 })
 
     // New job on board B, typed by the dispatcher, appears on board A.
-    await b.getByRole('link', { name: 'New job' }).click()
+    await b.getByRole('button', { name: 'New job', exact: true }).click()
     await b.getByLabel('Customer name').fill('Typed Tina')
     await b.getByLabel('Phone').fill('503-555-0199')
     await b.getByLabel('Pickup').fill('Burnside Bridge')

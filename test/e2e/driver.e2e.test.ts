@@ -161,6 +161,8 @@ describe('the driver page in Chromium', () => {
     expect(jpegSize(stored)).toEqual({ width: 1600, height: 1200 })
 
     // A signature drawn with the pointer, and the signer's name.
+    // pages.md's <canvas aria-label="Signature">: the one element of the page labelled so.
+    expect(await page.getByLabel('Signature', { exact: true }).count()).toBe(1)
     const pad = page.getByRole('img', { name: 'Signature' })
     await pad.scrollIntoViewIfNeeded()
     const box = (await pad.boundingBox())!

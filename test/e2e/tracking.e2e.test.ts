@@ -155,7 +155,9 @@ describe('the tracking page in Chromium, at a phone\'s size', () => {
     const group = page.getByRole('group', { name: 'Rating' })
     await group.waitFor({ timeout: 5000 })
     expect(await group.getByRole('radio').count()).toBe(5)
-    await group.getByRole('radio', { name: '4 out of 5' }).check()
+    // Each radio is named by its value alone (the legend says what it rates), so "5" finds one radio, not every "... of 5".
+    for (const n of ['1', '2', '3', '4', '5']) expect(await page.getByRole('radio', { name: n }).count()).toBe(1)
+    await group.getByRole('radio', { name: '4', exact: true }).check()
     await page.getByLabel('Comment', { exact: true }).fill('Quick and kind')
     await expectAccessible(page)
     await page.getByRole('button', { name: 'Send rating' }).click()
