@@ -56,7 +56,7 @@ not), 1 when the file has errors (nothing written), 2 for a usage mistake.`,
     else if (result.errors.length) {
       process.stdout.write(result.errors.map(errorLine).join('\n') + '\n')
       process.stderr.write(`${result.errors.length} ${result.errors.length === 1 ? 'error' : 'errors'}; nothing was ${dryRun ? 'written (dry run)' : 'imported'}.\n`)
-    } else if (dryRun) process.stdout.write(`All ${result.rows} rows pass; nothing was written (dry run).\n`)
+    } else if (dryRun) process.stdout.write(`${result.rows === 1 ? 'The 1 row passes' : `All ${result.rows} rows pass`}; nothing was written (dry run).\n`)
     else process.stdout.write(`Imported ${result.imported} ${result.imported === 1 ? 'job' : 'jobs'}.\n`)
     return result.errors.length ? 1 : 0
   }),

@@ -58,6 +58,8 @@ describe('towline jobs import', () => {
     const path = file('good.csv', csvText(BASIC_HEADER, [completedRow(1, { 'customer.name': 'Lee, Ann', 'pickup.location': 'I-5 N\r\nexit 299B' }), completedRow(2)], { bom: true }))
     const dry = run(['jobs', 'import', path, '--dry-run'])
     expect({ code: dry.code, out: dry.stdout }).toEqual({ code: 0, out: 'All 2 rows pass; nothing was written (dry run).\n' })
+    const one = run(['jobs', 'import', file('one.csv', csvText(BASIC_HEADER, [completedRow(9)])), '--dry-run'])
+    expect({ code: one.code, out: one.stdout }).toEqual({ code: 0, out: 'The 1 row passes; nothing was written (dry run).\n' })
     expect(await total()).toBe(0)
     const done = run(['jobs', 'import', path])
     expect({ code: done.code, out: done.stdout }).toEqual({ code: 0, out: 'Imported 2 jobs.\n' })
