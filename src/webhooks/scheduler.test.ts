@@ -7,7 +7,7 @@
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { hostname } from 'node:os'
 import pino from 'pino'
-import { openDatabase, closeDatabase } from '../db/client'
+import { openDatabase, closeDatabase, inTransaction } from '../db/client'
 import { createLogger } from '../platform/log'
 import { expectError, startTestApi, TEST_ENGINE, until, whileWriteLockHeld, type TestApi } from '../../test/kit'
 import { makeTestCa, startReceiver, type Behaviour, type Received } from '../../test/https-receiver'
@@ -90,6 +90,39 @@ describe('leases', () => {
       closeDatabase(second)
     }
   }, 30_000)
+
+  test('while another instance is sending to an endpoint, a lane this one keeps open for it claims nothing: the endpoint gets its events one at a time, in order', async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const key = api.key('all')
+    await endpoint(key, '/lane-open')
+    const s = scheduler({ owner: 'host-a:1' })
+    s.start()
+    await newJob(key, 'LANE-1')
+    await until(() => at('/lane-open').length === 1)
+    // This scheduler's lane for the endpoint stays open a moment. Meanwhile another instance
+    // claims the next event and is sending it, under a lease that runs 15 s:
+    await newJob(key, 'LANE-2')
+    const now = api.clock.now()
+    const ep = api.db.$client.query("SELECT id, account_id FROM webhook_endpoints WHERE url LIKE '%/lane-open'").get() as { id: string; account_id: string }
+    const ev = api.db.$client.query('SELECT * FROM webhook_events ORDER BY seq DESC LIMIT 1').get() as Record<string, any>
+    inTransaction(api.db, () => {
+      // What that claim leaves (taken the moment the event committed, before this scheduler's next turn).
+      api.db.$client.run("DELETE FROM webhook_deliveries WHERE event_id = ? AND endpoint_id = ?", [ev.event_id, ep.id])
+      api.db.$client.run(`INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, lease_owner, created_at, updated_at)
+        VALUES ('dlv_elsewhere', ?, ?, ?, ?, 'sending', 0, ?, 'host-b:2', ?, ?)`, [ep.account_id, ep.id, ev.event_id, ev.type, now + 15_000, ev.created_at, now])
+      api.db.$client.run('UPDATE webhook_endpoints SET cursor = ? WHERE id = ? AND cursor < ?', [ev.seq, ep.id, ev.seq])
+    })
+    await newJob(key, 'LANE-3')
+    s.wake()
+    // Turns pass; the lane does not take LANE-3 beside the delivery in flight elsewhere.
+    for (let i = 0; i < 10; i++) { s.wake(); await Bun.sleep(30) }
+    expect(at('/lane-open').map((r) => r.body.data.job.external_ref)).toEqual(['LANE-1'])
+    // That instance died mid-send: its lease runs out and this one sends both, in order.
+    api.clock.advance(15_001)
+    s.wake()
+    await until(() => at('/lane-open').length === 3)
+    expect(at('/lane-open').map((r) => r.body.data.job.external_ref)).toEqual(['LANE-1', 'LANE-2', 'LANE-3'])
+  })
 
   test('a resend while the scheduler is sending answers 409 delivery_in_flight; attempt numbers never repeat', async () => {
     api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' }, { webhookSend: { tls: { ca: ca.ca } } })

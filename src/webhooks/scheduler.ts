@@ -113,6 +113,7 @@ export class DeliveryScheduler {
   private nextWake
   private expiredOf
   private pendingOf
+  private leasedElsewhere
   private endpointById
   private eventsAfter
   private insertDelivery
@@ -144,6 +145,9 @@ export class DeliveryScheduler {
     this.moveCursor = deps.db.$client.query<unknown, [number, string]>('UPDATE webhook_endpoints SET cursor = ? WHERE id = ?')
     this.expiredOf = due('sending')
     this.pendingOf = due('pending')
+    this.leasedElsewhere = deps.db.$client.query<{ one: number }, [string, number, string]>(
+      "SELECT 1 AS one FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'sending' AND next_attempt_at > ? AND lease_owner IS NOT ? LIMIT 1",
+    )
   }
 
   private get global() { return this.deps.global ?? 64 }
@@ -337,6 +341,10 @@ export class DeliveryScheduler {
    * holding the endpoint's row lock, so two processes never take the same event or delivery.
    */
   private claimFor(endpoint: EndpointRow, now: number): Claimed[] {
+    // Another instance is sending to this endpoint under a lease still running: it serves the
+    // endpoint now (one delivery in flight per endpoint across instances, so they arrive in order).
+    // A lane of this one that stayed open would otherwise claim the next events beside it.
+    if (this.leasedElsewhere.get(endpoint.id, now, this.owner)) return []
     const rows = this.expiredOf.all(endpoint.id, now, LANE_BATCH)
     if (rows.length < LANE_BATCH) rows.push(...this.pendingOf.all(endpoint.id, now, LANE_BATCH - rows.length))
     const fresh = this.endpointById.get(endpoint.id)
