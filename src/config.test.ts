@@ -71,3 +71,12 @@ describe('trusted proxies', () => {
     expect(message).not.toContain('\n')
   })
 })
+
+test('a variable set to nothing is not set: its default applies (the tile URL excepted, whose empty value means no tiles)', () => {
+  const c = readConfig({ TOWLINE_DB: '', TOWLINE_HOST: '', TOWLINE_WEBHOOK_RETRY_SCHEDULE: '', TOWLINE_SMS_RETRY_SCHEDULE: '', TOWLINE_SMS_PROVIDER: '', TOWLINE_PUBLIC_URL: '', TOWLINE_TILE_URL: '' })
+  const d = readConfig({})
+  expect({ db: c.dbPath, host: c.host, webhooks: c.webhookRetryScheduleMs, sms: c.smsRetryScheduleMs, publicUrl: c.publicUrl, defaultUrl: c.publicUrlIsDefault })
+    .toEqual({ db: d.dbPath, host: d.host, webhooks: d.webhookRetryScheduleMs, sms: d.smsRetryScheduleMs, publicUrl: d.publicUrl, defaultUrl: true })
+  expect(d.dbPath).toBe('./towline.db')
+  expect(c.tileUrl).toBeNull()
+})

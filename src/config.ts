@@ -98,7 +98,10 @@ function tileUrlOf(raw: string | undefined): string | null {
 }
 
 /** Reads the whole configuration once. */
-export function readConfig(env: Record<string, string | undefined>, flags: Flags = {}): Config {
+export function readConfig(given: Record<string, string | undefined>, flags: Flags = {}): Config {
+  // A variable set to nothing (`TOWLINE_DB=` in a unit file or a compose file) is not set: its
+  // default applies, as for the numbers. Except the tile URL, whose empty value means no tiles.
+  const env = Object.fromEntries(Object.entries(given).filter(([k, v]) => v !== '' || k === 'TOWLINE_TILE_URL')) as Record<string, string | undefined>
   const port = int('TOWLINE_PORT', flag(flags, 'port') ?? env.TOWLINE_PORT, 8080, 0)
   if (port > 65535) throw new ConfigError(`TOWLINE_PORT: ${port} is not a port number`)
   const provider = (flag(flags, 'sms-provider') ?? env.TOWLINE_SMS_PROVIDER ?? 'log').toLowerCase()
