@@ -45,8 +45,8 @@ export function developersRoutes(session: SessionPlugin, deps: RouteDeps) {
   }
   /** The form's own key (a reload or a second click posts it again), or none when it is not one this page makes. */
   const formKeyOf = (f: FormFields, form: string) => (new RegExp(`^[0-9A-Za-z]{24}\\.${form}$`).test(text(f, 'idempotency_key')) ? text(f, 'idempotency_key') : undefined)
-  const endpointPage = (user: SessionUser, ctx: OperationContext, id: string, extra: Omit<EndpointPageView, 'endpoint' | 'attempts'> = {}, status?: number) =>
-    page(user, 'Webhook endpoint', endpointBody({ endpoint: getEndpoint(ctx, id), attempts: listAttempts(ctx, id, 100).data, ...extra }), status)
+  const endpointPage = (user: SessionUser, ctx: OperationContext, id: string, extra: Omit<EndpointPageView, 'endpoint' | 'attempts' | 'formKey'> = {}, status?: number) =>
+    page(user, 'Webhook endpoint', endpointBody({ endpoint: getEndpoint(ctx, id), attempts: listAttempts(ctx, id, 100).data, formKey: randomBase62(24), ...extra }), status)
 
   return new Elysia({ name: 'towline.developers' }).use(routeProps).use(session)
     .get('/developers', ({ user, ctx }) => overview(user, ctx), { signedIn: 'owner' })
@@ -129,11 +129,16 @@ export function developersRoutes(session: SessionPlugin, deps: RouteDeps) {
       return seeOther(`/developers/webhooks/${params.id}`)
     }, { signedIn: 'owner' })
 
-    .post('/developers/webhooks/:id/rotate', async ({ params, user, ctx }) => {
-      const { endpoint, secret } = await updateEndpoint(manage, ctx, params.id, { rotate_secret: true })
-      const shown: ShownSecret = { heading: 'Secret rotated', label: 'Signing secret', value: secret!, note: 'The old secret keeps signing beside it for 24 hours, so receivers can switch over.' }
-      return endpointPage(user, ctx, endpoint.id, { secret: shown })
-    }, { signedIn: 'owner' })
+    .post('/developers/webhooks/:id/rotate', async ({ params, user, ctx, body }) => {
+      // The form posted again (a reload of this answer) rotates once and shows the same secret, as the API's replay does.
+      const outcome = await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), formKeyOf(body as FormFields, 'rotate'), { method: 'POST', path: `/developers/webhooks/${params.id}/rotate`, body: null }, async () => {
+        const { endpoint, secret } = await updateEndpoint(manage, ctx, params.id, { rotate_secret: true })
+        return { status: 200, body: { id: endpoint.id, secret } }
+      })
+      const rotated = outcome.body as { id: string; secret: string }
+      const shown: ShownSecret = { heading: 'Secret rotated', label: 'Signing secret', value: rotated.secret, note: 'The old secret keeps signing beside it for 24 hours, so receivers can switch over.' }
+      return endpointPage(user, ctx, rotated.id, { secret: shown })
+    }, { signedIn: 'owner', accepts: { kind: 'form', maxBytes: BODY_CAPS.form } })
 
     .get('/developers/webhooks/:id/delete', ({ params, user, ctx }) => page(user, 'Delete endpoint', deleteBody(getEndpoint(ctx, params.id))), { signedIn: 'owner' })
     .post('/developers/webhooks/:id/delete', ({ params, ctx }) => {

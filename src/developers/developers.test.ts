@@ -249,6 +249,16 @@ describe('webhook endpoints on /developers', () => {
     // Both signatures during the overlap; the receiver now knows only the new secret.
     expect(receiver.received.at(-1)!.validSignatures).toBe(1)
     expect(receiver.received.at(-1)!.headers['x-svc-signature']!.match(/v1=/g)).toHaveLength(2)
+    // Its form posted again (a reload of that answer) rotates once: the same secret is shown, and three sign (it and the two rotated out today), not four.
+    const form = async (html: string) => Object.fromEntries((await find(html, 'form[action$="/rotate"] input[type="hidden"]')).map((i) => [i.attrs.name!, i.attrs.value!]))
+    const rotateForm = await form(await (await get(`/developers/webhooks/${id}`, cookie)).text())
+    expect(rotateForm.idempotency_key).toMatch(/^[0-9A-Za-z]{24}\.rotate$/)
+    const once = (await find(await (await post(`/developers/webhooks/${id}/rotate`, cookie, rotateForm)).text(), '#shown-secret'))[0]!.attrs.value!
+    const reloaded = (await find(await (await post(`/developers/webhooks/${id}/rotate`, cookie, rotateForm)).text(), '#shown-secret'))[0]!.attrs.value!
+    expect(reloaded).toBe(once)
+    expect(once).not.toBe(newSecret)
+    await post(`/developers/webhooks/${id}/test`, cookie)
+    expect(receiver.received.at(-1)!.headers['x-svc-signature']!.match(/v1=/g)).toHaveLength(3)
 
     const confirm = await get(`/developers/webhooks/${id}/delete`, cookie)
     expect(confirm.status).toBe(200)

@@ -44,6 +44,8 @@ export interface EndpointPageView {
   sent?: string
   secret?: ShownSecret
   alert?: string
+  /** This rendering's forms' key: Rotate secret posted twice (a reload of its answer) rotates once. */
+  formKey: string
 }
 
 /** The body of `/developers/webhooks/{id}`. */
@@ -76,7 +78,7 @@ ${e.description ? html`<dt>Description</dt><dd>${e.description}</dd>` : ''}
 ${e.status === 'active'
     ? html`<form method="post" action="${base}/pause"><button type="submit" class="button-secondary">Pause</button></form>`
     : html`<form method="post" action="${base}/resume"><button type="submit">Resume</button></form>`}
-<form method="post" action="${base}/rotate"><button type="submit" class="button-secondary">Rotate secret</button></form>
+<form method="post" action="${base}/rotate"><input type="hidden" name="idempotency_key" value="${`${v.formKey}.rotate`}"><button type="submit" class="button-secondary">Rotate secret</button></form>
 <form method="get" action="${base}/delete"><button type="submit" class="button-danger">Delete</button></form>
 </div>
 <h2>Deliveries</h2>
