@@ -7,7 +7,7 @@ import { BodyError, readBody } from './body'
 import { loneSurrogatePath, MAX_JSON_DEPTH, nulCharacterPath, parseUntrustedJson } from './json'
 import { problemsOf, type RouteCheckers } from './validation'
 import { FormError, parseMultipart, parseUrlEncoded } from './forms'
-import { oversizedBody, resolveRouteProps, type Answers, type BodySpec, type RouteProps } from './route-props'
+import { OVERSIZED_BODY, resolveRouteProps, type Answers, type BodySpec, type RouteProps } from './route-props'
 import { comesFromOwnPages, publicOriginOf } from './same-origin'
 import { errorPage } from './error-page'
 import { dataResponseHeaders, securityHeaders } from './security-headers'
@@ -114,7 +114,7 @@ async function readDeclaredBody(request: Request, spec: BodySpec | undefined): P
   } catch (err) {
     if (err instanceof BodyError && err.problem === 'too_large' && spec.oversized === 'handler') {
       requestInfo(request).bodyProblem = 'too_large'
-      return oversizedBody(spec.maxBytes)
+      return OVERSIZED_BODY
     }
     if (err instanceof BodyError) throw bodyRefused(err, spec.kind)
     throw err

@@ -33,7 +33,7 @@ function isZombie(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // "pid (command) S ...": the state follows the last ")" (a command name may hold one).
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    const state = stat[stat.lastIndexOf(')') + 2]
     return state === 'Z' || state === 'X'
   } catch {
     return false

@@ -33,15 +33,10 @@ export interface BodySpec {
   oversized?: 'handler'
 }
 
-const OVERSIZED = Symbol.for('towline.body-over-cap')
 /** The body a route declared `oversized: 'handler'` gets when the upload was over its cap. */
-export function oversizedBody(limitBytes: number): Record<PropertyKey, unknown> {
-  return { [OVERSIZED]: limitBytes }
-}
+export const OVERSIZED_BODY: Readonly<Record<string, never>> = Object.freeze({})
 /** Whether a handler's body stands for an upload over the route's cap (see BodySpec.oversized). */
-export function isOversizedBody(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && OVERSIZED in body
-}
+export const isOversizedBody = (body: unknown): boolean => body === OVERSIZED_BODY
 
 /** The body caps routes declare, in bytes. */
 export const BODY_CAPS = {

@@ -29,6 +29,10 @@ export const endpointsSeen = () => endpointsVersion
 /** Tells whether an endpoint's subscription covers an event type. */
 export const subscribes = (events: string[], type: string) => events.includes('*') || events.includes(type)
 
+/** Tells whether an endpoint takes an event of the log: its type subscribed to, and its job's site one the endpoint serves. */
+export const takesEvent = (e: { events: string[]; siteIds: string[] | null }, type: string, siteId: string) =>
+  subscribes(e.events, type) && (e.siteIds === null || e.siteIds.includes(siteId))
+
 /** The `data.event` of an envelope. */
 export function envelopeEvent(e: JobEventRow) {
   const { object: _o, job_id: _j, ...rest } = jobEventView(e)

@@ -8,7 +8,7 @@ import { newId } from '../platform/ids'
 import { checkHost, describeRefused, type AddressPolicy } from '../platform/net'
 import { WEBHOOK_EVENT_TYPES } from '../jobs/job-events'
 import { mintSecret } from './signature'
-import { endpointsChanged, subscribes } from './fan-out'
+import { endpointsChanged, takesEvent } from './fan-out'
 import { countEndpoints, endpointView, findEndpointOrThrow, lastEventSeq, listEndpointsPage, lockEndpoints, refreshEndpointDue, type EndpointRow } from './webhook.queries'
 import { pageLimit } from '../platform/paging'
 
@@ -166,7 +166,7 @@ function holdWhatItTook(db: Db, e: EndpointRow, nowMs: number): void {
      VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
   )
   for (const ev of events) {
-    if (subscribes(e.events, ev.type) && (e.siteIds === null || e.siteIds.includes(ev.site_id))) insert.run(newId('dlv', nowMs), e.accountId, e.id, ev.event_id, ev.type, nowMs, ev.created_at, nowMs)
+    if (takesEvent(e, ev.type, ev.site_id)) insert.run(newId('dlv', nowMs), e.accountId, e.id, ev.event_id, ev.type, nowMs, ev.created_at, nowMs)
   }
   db.$client.query<unknown, [number, string]>('UPDATE webhook_endpoints SET cursor = ? WHERE id = ?').run(last, e.id)
 }

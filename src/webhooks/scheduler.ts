@@ -2,7 +2,7 @@ import type { Db } from '../db/client'
 import { inClaimTransaction, inTransaction, rowLock } from '../db/client'
 import type { Clock } from '../platform/clock'
 import type { Logger } from '../platform/log'
-import { endpointsSeen, onDeliveriesQueued, subscribes } from './fan-out'
+import { endpointsSeen, onDeliveriesQueued, takesEvent } from './fan-out'
 import { newId } from '../platform/ids'
 import { claimDelivery, recordAttempt, type LeasedDelivery } from './record-attempt'
 import { attemptDelivery, type AttemptResult, type SendSettings } from './send-attempt'
@@ -361,7 +361,7 @@ export class DeliveryScheduler {
       for (const ev of events) {
         if (rows.length + taken.length >= LANE_BATCH) break
         moved = ev.seq
-        if (subscribes(endpoint.events, ev.type) && (endpoint.siteIds === null || endpoint.siteIds.includes(ev.site_id))) taken.push(ev)
+        if (takesEvent(endpoint, ev.type, ev.site_id)) taken.push(ev)
       }
     }
     // A lease long enough for the whole batch to go out one after the other.

@@ -54,6 +54,17 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 
 function addUnit(name: string, phone: string): string {
   return cli(folder.bin, ['units', 'add', '--name', name, '--driver-phone', phone], { cwd: folder.dir }).stdout.trim().match(/^unit_[0-9A-Za-z]+/)![0]
 }
+/**
+ * A job made through the API for a new unit "Truck N" (driver phone 503-555-01NN) and assigned to
+ * it: its id, the unit and the job link texted to that driver.
+ */
+async function jobTextedToDriver(truck: number, job: Record<string, unknown>): Promise<{ id: string; unit: string; link: string }> {
+  const digits = `50355501${String(truck).padStart(2, '0')}`
+  const unit = addUnit(`Truck ${truck}`, `${digits.slice(0, 3)}-${digits.slice(3, 6)}-${digits.slice(6)}`)
+  const id = (await api('POST', '/jobs', job)).body.id as string
+  expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
+  return { id, unit, link: await linkTextedTo(`+1${digits}`) }
+}
 /** The driver link in the newest text the stand-in got for this phone (E.164), as the driver receives it. */
 async function linkTextedTo(phone: string): Promise<string> {
   let link: string | undefined
@@ -89,11 +100,7 @@ async function press(page: Page, name: string, done: string) {
 
 describe('the driver page in Chromium', () => {
   test('a driver works the job from the texted link: Acknowledge, the moves, a photo, a signature, the position; the dispatcher\'s change shows live', async () => {
-    const unit = addUnit('Truck 9', '503-555-0109')
-    const made = await api('POST', '/jobs', { customer: { name: 'Paige Turner', phone: '503-555-0142', sms_consent: true }, pickup: { location: 'Hwy 26 mile 40' }, destination: 'Main St Garage', vehicle: { make: 'Subaru', plate: 'PG1' } })
-    const id = made.body.id as string
-    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
-    const link = await linkTextedTo('+15035550109')
+    const { id, unit, link } = await jobTextedToDriver(9, { customer: { name: 'Paige Turner', phone: '503-555-0142', sms_consent: true }, pickup: { location: 'Hwy 26 mile 40' }, destination: 'Main St Garage', vehicle: { make: 'Subaru', plate: 'PG1' } })
     expect(link.startsWith(`${base}/d/`)).toBe(true)
 
     const { context, page } = await phonePage()
@@ -188,10 +195,7 @@ describe('the driver page in Chromium', () => {
   }, 60_000)
 
   test('offline: moves pressed without a connection are queued, survive a reload in the dead zone, and land once each, in order, when it returns', async () => {
-    const unit = addUnit('Truck 12', '503-555-0112')
-    const id = (await api('POST', '/jobs', { customer: { name: 'Cy Dee', phone: '503-555-0144', sms_consent: true }, pickup: { location: 'Forest Rd 9' } })).body.id as string
-    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
-    const link = await linkTextedTo('+15035550112')
+    const { id, unit, link } = await jobTextedToDriver(12, { customer: { name: 'Cy Dee', phone: '503-555-0144', sms_consent: true }, pickup: { location: 'Forest Rd 9' } })
     const { context, page } = await phonePage()
     await page.goto(link)
     // The service worker takes the page over; the next page it serves is kept for a dead zone.
@@ -220,10 +224,7 @@ describe('the driver page in Chromium', () => {
   }, 60_000)
 
   test('offline: a driver who opened the texted link once and lost signal reloads the job (the first visit is kept too)', async () => {
-    const unit = addUnit('Truck 14', '503-555-0114')
-    const id = (await api('POST', '/jobs', { customer: { name: 'Di Eve', phone: '503-555-0145', sms_consent: true }, pickup: { location: 'Sunset Hwy 31' } })).body.id as string
-    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
-    const link = await linkTextedTo('+15035550114')
+    const { id, link } = await jobTextedToDriver(14, { customer: { name: 'Di Eve', phone: '503-555-0145', sms_consent: true }, pickup: { location: 'Sunset Hwy 31' } })
     const { context, page } = await phonePage()
     await page.goto(link)
     // Nothing else is done on the page: no press, no second load.
@@ -243,10 +244,7 @@ describe('the driver page in Chromium', () => {
   }, 60_000)
 
   test('the position goes out at most every 10 seconds, reloads included (each press comes back as a new page)', async () => {
-    const unit = addUnit('Truck 15', '503-555-0115')
-    const id = (await api('POST', '/jobs', { customer: { name: 'Ed Fay', phone: '503-555-0146', sms_consent: true }, pickup: { location: 'Canyon Rd 3' } })).body.id as string
-    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
-    const link = await linkTextedTo('+15035550115')
+    const { link } = await jobTextedToDriver(15, { customer: { name: 'Ed Fay', phone: '503-555-0146', sms_consent: true }, pickup: { location: 'Canyon Rd 3' } })
     const { context, page } = await phonePage()
     const posted: number[] = []
     page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/position')) posted.push(Date.now()) })
@@ -265,10 +263,7 @@ describe('the driver page in Chromium', () => {
   }, 60_000)
 
   test('after reassignment the open page says the job was handed to another driver, and its replayed posts are refused with nothing written', async () => {
-    const unit = addUnit('Truck 10', '503-555-0110')
-    const id = (await api('POST', '/jobs', { customer: { name: 'Al Bee', phone: '503-555-0143', sms_consent: true }, pickup: { location: 'I-84 exit 5' } })).body.id as string
-    expect((await api('POST', `/jobs/${id}/assign`, { unit_id: unit })).status).toBe(200)
-    const link = await linkTextedTo('+15035550110')
+    const { id, link } = await jobTextedToDriver(10, { customer: { name: 'Al Bee', phone: '503-555-0143', sms_consent: true }, pickup: { location: 'I-84 exit 5' } })
     const { context, page } = await phonePage()
     await page.goto(link)
     await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
