@@ -58,7 +58,8 @@ export type CreateJobBody = Static<typeof CreateJobBody>
 export const UpdateJobBody = named('UpdateJobRequest', t.Object({
   status: t.Optional(JobStatus),
   expected_status: t.Optional(oneOf([...STATUSES], { description: 'Makes the write conditional: 409 job_stale if the job is in another status.' })),
-  cancel_reason: t.Optional(Str(2000, { description: '3 to 500 characters after trimming; required with status cancelled, optional with goa; sent alone, corrects the reason of a job already cancelled or goa.' })),
+  // Any length and null reach the operation, which answers job_reason_required for a reason it cannot use (the spec's table).
+  cancel_reason: t.Optional(t.Nullable(t.String({ description: '3 to 500 characters after trimming (422 job_reason_required otherwise, null or empty included); required with status cancelled, optional with goa (null there: none); sent alone, corrects the reason of a job already cancelled or goa.' }))),
   source: t.Optional(NStr(64)),
   payer_type: t.Optional(NStr(64)),
   service_type: t.Optional(NStr(64)),
@@ -96,7 +97,7 @@ export type AddNoteBody = Static<typeof AddNoteBody>
 
 /** POST /jobs/{id}/reopen body. */
 export const ReopenJobBody = named('ReopenJobRequest', t.Object({
-  reason: t.Optional(t.String({ maxLength: 2000, description: 'Why the job is reopened: required, 3 to 500 characters after trimming (422 job_reason_required otherwise).' })),
+  reason: t.Optional(t.Nullable(t.String({ description: 'Why the job is reopened: required, 3 to 500 characters after trimming (422 job_reason_required otherwise, null or empty included).' }))),
 }, strict))
 export type ReopenJobBody = Static<typeof ReopenJobBody>
 

@@ -250,7 +250,7 @@ describe('PATCH /jobs/{id}: conditions and reasons', () => {
     expect({ status: res.status, job: res.body.status }).toEqual({ status: 200, job: 'en_route' })
   })
 
-  const unusable = [['missing', undefined], ['"  ab  " (2 characters after trimming)', '  ab  '], ['501 characters', 'x'.repeat(501)]] as const
+  const unusable = [['missing', undefined], ['null', null], ['"  ab  " (2 characters after trimming)', '  ab  '], ['501 characters', 'x'.repeat(501)], ['of 3,000 characters', 'x'.repeat(3000)]] as const
   for (const [what, reason] of unusable) {
     test(`cancelling with cancel_reason ${what} is 422 job_reason_required and writes nothing`, async () => {
       const { job } = await bringTo(api, key, 'dispatched')
@@ -271,12 +271,14 @@ describe('PATCH /jobs/{id}: conditions and reasons', () => {
     expect(res.body.timestamps).toMatchObject({ cancelled_at: nowIso(api), closed_at: nowIso(api) })
   })
 
-  test('goa needs no reason', async () => {
-    const { job } = await bringTo(api, key, 'on_scene')
-    const res = await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'goa' })
-    expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ status: 'goa', cancel_reason: null })
-  })
+  for (const body of [{ status: 'goa' }, { status: 'goa', cancel_reason: null }]) {
+    test(`goa needs no reason: ${JSON.stringify(body)}`, async () => {
+      const { job } = await bringTo(api, key, 'on_scene')
+      const res = await call(api, key, 'PATCH', `/jobs/${job.id}`, body)
+      expect(res.status).toBe(200)
+      expect(res.body).toMatchObject({ status: 'goa', cancel_reason: null })
+    })
+  }
 
   test('goa with a reason stores it in cancel_reason', async () => {
     const { job } = await bringTo(api, key, 'on_scene')

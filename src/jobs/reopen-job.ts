@@ -10,7 +10,7 @@ import type { JobRow } from './job.view'
  * and the rating cleared. What the move erases is written to the timeline first
  * (job.reopened), then job.status_changed from the finished status to confirmed.
  */
-export function reopenJob(ctx: OperationContext, id: string, rawReason: string | undefined, guard: ActionGuard = {}): JobRow {
+export function reopenJob(ctx: OperationContext, id: string, rawReason: string | null | undefined, guard: ActionGuard = {}): JobRow {
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, id, 'jobs:write', guard)
     checkMove(job, 'confirmed', 'reopen')

@@ -78,6 +78,8 @@ describe('POST /jobs/{id}/reopen', () => {
     ['an empty body', undefined],
     ['"  ab  " (2 characters after trimming)', { reason: '  ab  ' }],
     ['a reason of 501 characters', { reason: 'x'.repeat(501) }],
+    ['a null reason', { reason: null }],
+    ['a reason of 3,000 characters', { reason: 'x'.repeat(3000) }],
     ['"🚗a" (2 characters: an emoji is one)', { reason: '🚗a' }],
     ['501 emoji', { reason: '🚗'.repeat(501) }],
   ]

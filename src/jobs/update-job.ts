@@ -102,6 +102,8 @@ export function updateJob(ctx: OperationContext, id: string, input: UpdateJobBod
   // The move is checked before its reason: a finished job answers 409, reason or not.
   if (wantsMove) checkMove(job, to, 'patch')
   const cancelReason = wantsMove && to === 'cancelled' ? requireReason(input.cancel_reason, 'cancel_reason', 'Cancelling a job')
+    // A goa's reason is optional: null there is none. Anywhere else null is a reason it cannot use.
+    : input.cancel_reason === null && wantsMove ? undefined
     : input.cancel_reason !== undefined ? requireReason(input.cancel_reason, 'cancel_reason', wantsMove ? 'A goa' : 'A cancel reason')
     : undefined
 
