@@ -207,6 +207,13 @@ describe('row errors', () => {
     const both = run(utf8(csvText([...BASIC_HEADER, 'final_price_dollars'], [completedRow(2)])), true)
     expect(errorsOf(both)).toEqual(['1|final_price_dollars|and final_price_cents are both in the header: keep one'])
   })
+
+  test('a decimal comma (185,00, as much of Europe writes) is a row error, never 100 times the price; a comma between thousands reads', () => {
+    const header = [...BASIC_HEADER.filter((h) => h !== 'final_price_cents'), 'final_price_dollars']
+    const rows = ['185,00', '1,85', '1,2,3', '2,500'].map((amount, i) => completedRow(10 + i, { final_price_dollars: amount }))
+    const r = run(utf8(csvText(header, rows, { delimiter: ';' })), true)
+    expect(errorsOf(r)).toEqual([2, 3, 4].map((row) => `${row}|final_price_dollars|must be an amount in dollars, such as 185.00`))
+  })
 })
 
 describe('all or nothing', () => {
