@@ -446,6 +446,16 @@ describe('PATCH /jobs/{id}: fields', () => {
     expect(last).toMatchObject({ type: 'job.payment_updated', detail: { final_price_cents: 18900, payment_method: 'cash' } })
   })
 
+  test('clearing the final price or the payment method: job.payment_updated carries the job as it now is (null), not what it was', async () => {
+    const job = await makeJob(api, key)
+    await call(api, key, 'PATCH', `/jobs/${job.id}`, { final_price_cents: 5000, payment_method: 'cash' })
+    const lastDetail = async () => (await call(api, key, 'GET', `/jobs/${job.id}/events`)).body.data.at(-1).detail
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { final_price_cents: null })).body).toMatchObject({ final_price_cents: null, payment_method: 'cash' })
+    expect(await lastDetail()).toMatchObject({ final_price_cents: null, payment_method: 'cash' })
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { payment_method: null })).body).toMatchObject({ final_price_cents: null, payment_method: null })
+    expect(await lastDetail()).toMatchObject({ final_price_cents: null, payment_method: null })
+  })
+
   test('other fields emit job.updated whose detail.fields names them', async () => {
     const job = await makeJob(api, key)
     const before = await snapshot(api, key, job.id)

@@ -170,7 +170,7 @@ function updateFields(ctx: OperationContext, job: JobRow, input: FieldInput, opt
   }
   if (input.finalPriceCents !== undefined && input.finalPriceCents !== job.finalPriceCents) set.finalPriceCents = input.finalPriceCents
   if ('finalPriceCents' in set || updated.includes('payment_method')) {
-    events.push({ type: 'job.payment_updated', detail: { final_price_cents: set.finalPriceCents ?? job.finalPriceCents, payment_method: set.paymentMethod ?? job.paymentMethod } })
+    events.push({ type: 'job.payment_updated', detail: { final_price_cents: 'finalPriceCents' in set ? set.finalPriceCents : job.finalPriceCents, payment_method: 'paymentMethod' in set ? set.paymentMethod : job.paymentMethod } })
   }
   const others = updated.filter((f) => f !== 'payment_method')
   if (others.length) events.push({ type: 'job.updated', detail: { fields: others } })
