@@ -121,7 +121,7 @@ describe('signing in', () => {
 
   test('next is followed only to a path of this site', async () => {
     await makeUser()
-    for (const [next, to] of [['/jobs/job_1?x=1', '/jobs/job_1?x=1'], ['//evil.test/x', '/board'], ['https://evil.test/', '/board'], ['/\\evil.test', '/board']]) {
+    for (const [next, to] of [['/jobs/job_1?x=1', '/jobs/job_1?x=1'], ['//evil.test/x', '/board'], ['https://evil.test/', '/board'], ['/\\evil.test', '/board'], ['/日?q=é ü', '/%E6%97%A5?q=%C3%A9%20%C3%BC'], ['/\ud800', '/%EF%BF%BD']]) {
       const res = await post('/login', { email: 'ann@example.com', password: 'correct horse battery', next: next! })
       expect(res.headers.get('location')).toBe(to!)
     }

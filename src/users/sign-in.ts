@@ -41,20 +41,24 @@ export function lockedUntil(db: Db, email: string, now: number): number | null {
  */
 export async function signIn(db: Db, clock: Clock, emailTyped: string, password: string): Promise<SignInResult> {
   const email = normalizeEmail(emailTyped).slice(0, 320)
-  const locked = lockedUntil(db, email, clock.now())
-  if (locked !== null) return { ok: false, reason: 'locked', retryAfterMs: locked - clock.now() }
+  // Counted as a failure from the moment it arrives, in the same transaction as the lock check:
+  // attempts sent at once, waiting their turn for argon2, see each other, so a burst gets no more
+  // than LOCK_AFTER_FAILURES checks. A success takes the count back to nothing.
+  const arrived = clock.now()
+  const locked = inTransaction(db, (tx) => {
+    const until = lockedUntil(tx, email, arrived)
+    if (until !== null) return until
+    // The id is left to the database (its next rowid, or PostgreSQL's identity).
+    tx.$client.query('INSERT INTO login_failures (email, at) VALUES (?, ?)').run(email, arrived)
+    // Failures older than any lock they could still be part of are of no use.
+    tx.delete(loginFailures).where(lt(loginFailures.at, arrived - LOCK_WINDOW_MS - LOCK_FOR_MS)).run()
+    return null
+  })
+  if (locked !== null) return { ok: false, reason: 'locked', retryAfterMs: locked - arrived }
   const user = findUserByEmail(db, email)
   const matches = await verifyPassword(password, user?.passwordHash ?? null)
+  if (!user || !matches || user.disabledAt !== null) return { ok: false, reason: 'invalid' }
   const now = clock.now()
-  if (!user || !matches || user.disabledAt !== null) {
-    inTransaction(db, (tx) => {
-      // The id is left to the database (its next rowid, or PostgreSQL's identity).
-      tx.$client.query('INSERT INTO login_failures (email, at) VALUES (?, ?)').run(email, now)
-      // Failures older than any lock they could still be part of are of no use.
-      tx.delete(loginFailures).where(lt(loginFailures.at, now - LOCK_WINDOW_MS - LOCK_FOR_MS)).run()
-    })
-    return { ok: false, reason: 'invalid' }
-  }
   return inTransaction(db, (tx) => {
     tx.delete(loginFailures).where(eq(loginFailures.email, email)).run()
     tx.update(users).set({ lastLoginAt: now }).where(eq(users.id, user.id)).run()
