@@ -1,8 +1,8 @@
+import { loadWritableJob } from './job-context'
 import { requirePermission } from '../accounts/actor'
 import { inTransaction } from '../db/client'
 import type { OperationContext } from '../operations/operation-context'
 import { commitJobChange } from './commit-job-change'
-import { findJobOrThrow } from './job.queries'
 import type { JobRow } from './job.view'
 
 /** A customer's message as it reached us: a text (with its sender and Twilio id, and any photos) or the tracking page. */
@@ -18,7 +18,7 @@ export interface CustomerMessage {
 export function addCustomerMessage(ctx: OperationContext, jobId: string, msg: CustomerMessage): JobRow {
   requirePermission(ctx.actor, 'jobs:track')
   return inTransaction(ctx.db, (tx) => {
-    const job = findJobOrThrow(tx, ctx.scope, jobId)
+    const job = loadWritableJob(ctx, tx, jobId, 'jobs:track')
     const detail: Record<string, unknown> = { text: msg.text, via: msg.via }
     if (msg.from !== undefined) detail.from = msg.from
     if (msg.messageSid !== undefined) detail.message_sid = msg.messageSid

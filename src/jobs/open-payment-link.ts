@@ -1,8 +1,8 @@
+import { loadWritableJob } from './job-context'
 import { requirePermission } from '../accounts/actor'
 import { inTransaction } from '../db/client'
 import type { OperationContext } from '../operations/operation-context'
 import { commitJobChange } from './commit-job-change'
-import { findJobOrThrow } from './job.queries'
 import { amountText } from '../platform/money'
 
 /** An issued, unpaid invoice as the Pay link needs it: its id and number, its total and what is still owed, in cents. */
@@ -35,7 +35,7 @@ export function openPaymentLink(ctx: OperationContext, jobId: string, invoice: P
   requirePermission(ctx.actor, 'jobs:track')
   const target = paymentUrl ? paymentRedirectUrl(paymentUrl, invoice) : fallback
   inTransaction(ctx.db, (tx) => {
-    const job = findJobOrThrow(tx, ctx.scope, jobId)
+    const job = loadWritableJob(ctx, tx, jobId, 'jobs:track')
     commitJobChange(tx, ctx, job, {
       events: [{ type: 'job.payment_link_opened', detail: { invoice_id: invoice.id, invoice_number: invoice.number, total_cents: invoice.total_cents, amount_due_cents: invoice.amount_due_cents } }],
     })

@@ -1,10 +1,10 @@
+import { loadWritableJob } from './job-context'
 import { requirePermission } from '../accounts/actor'
 import { inTransaction } from '../db/client'
 import { AppError, validationFailed } from '../platform/errors'
 import type { OperationContext } from '../operations/operation-context'
 import { commitJobChange } from './commit-job-change'
 import { isFinished } from './job-status'
-import { findJobOrThrow } from './job.queries'
 import type { JobRow } from './job.view'
 
 /** A customer's position as their phone gave it: degrees, and the fix's uncertainty in metres when known. */
@@ -32,7 +32,7 @@ export function recordCustomerLocation(ctx: OperationContext, jobId: string, loc
   }
   if (problems.length) throw validationFailed(problems, 'Your phone did not give a usable location; try again.')
   return inTransaction(ctx.db, (tx) => {
-    const job = findJobOrThrow(tx, ctx.scope, jobId)
+    const job = loadWritableJob(ctx, tx, jobId, 'jobs:track')
     // Once the job is over nobody is coming to find the customer: a position now would mislead.
     if (isFinished(job.status)) throw new AppError('invalid_state', 'This job is finished, so your location is no longer needed.', { reason: 'job_finished', status: job.status })
     const detail = { lat: loc.lat, lng: loc.lng, accuracy_m: loc.accuracyM === null ? null : Math.round(loc.accuracyM * 10) / 10 }

@@ -139,8 +139,14 @@ export function trackingRoutes(deps: RouteDeps) {
       const wait = slowDown(params.token, job)
       if (wait) return wait
       const paymentUrl = findAccountById(deps.db, job.accountId)?.paymentUrl ?? null
-      return payLinkResponse(customer(job), job.id, findPayableInvoice(deps.db, job), paymentUrl, `${path(params.token)}/invoice`)
-        ?? htmlResponse(nothingToPayPage(stateOf(params.token, job), path(params.token)))
+      try {
+        return payLinkResponse(customer(job), job.id, findPayableInvoice(deps.db, job), paymentUrl, `${path(params.token)}/invoice`)
+          ?? htmlResponse(nothingToPayPage(stateOf(params.token, job), path(params.token)))
+      } catch (err) {
+        // An archived job refuses every write, the Pay link's record of its opening included: the page says why.
+        if (err instanceof AppError && err.errorCode === 'invalid_state') return page(params.token, job, { alert: err.message, status: err.status })
+        throw err
+      }
     }, { detail: { hide: true } })
     .get('/t/:token/invoice', ({ params }) => {
       const job = trackedJob(deps, params.token)

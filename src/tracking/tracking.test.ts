@@ -10,6 +10,7 @@ import { bringTo, call, makeJob, makeUnit, NO_LIMITS, snapshot, expectNothingWri
 import { updateAccount } from '../accounts/update-account'
 import { addNote } from '../jobs/add-note'
 import { replaceTrackingLink } from '../jobs/replace-tracking-link'
+import { archiveJob } from '../jobs/archive-job'
 import { randomBase62 } from '../platform/ids'
 import { createUser } from '../users/create-user'
 import { issueInvoice } from '../invoices/issue-invoice'
@@ -257,6 +258,27 @@ describe('the customer\'s actions', () => {
     expect(res.status).toBe(409)
     expect(res.text).toContain('This job is finished')
     await expectNothingWritten(api, key, before)
+  })
+})
+
+describe('an archived job', () => {
+  test('refuses every write its tracking link can make: Share my location, Message and Pay answer 409 with the page saying why; nothing is written', async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const done = await bringTo(api, key, 'completed')
+    issueInvoice(dispatcher(), done.job.id, { lines: [{ description: 'Tow', amount_cents: 18500 }] })
+    archiveJob(dispatcher(), job.id)
+    archiveJob(dispatcher(), done.job.id)
+    const before = [await snapshot(api, key, job.id), await snapshot(api, key, done.job.id)]
+    const answers = [
+      await post(`${pathOf(job.tracking_url)}/location`, { lat: '45.5', lng: '-122.6', accuracy_m: '10' }),
+      await post(`${pathOf(job.tracking_url)}/message`, { message: 'Are you close?' }),
+      await get(`${pathOf(done.job.tracking_url)}/pay`),
+    ]
+    for (const res of answers) {
+      expect({ status: res.status, location: res.location }).toEqual({ status: 409, location: null })
+      expect(res.text).toContain('This job is archived')
+    }
+    for (const b of before) await expectNothingWritten(api, key, b)
   })
 })
 
