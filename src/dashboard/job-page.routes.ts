@@ -1,3 +1,4 @@
+import { privateImage } from '../pages/private-image'
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
@@ -217,10 +218,9 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
       const done = typeof query.done === 'string' ? DONE[query.done] : undefined
       return render(ctx, user, params.id, { done })
     }, { signedIn: 'dispatcher' })
-    .get('/jobs/:id/photos/:photoId', ({ ctx, params }) => {
+    .get('/jobs/:id/photos/:photoId', ({ ctx, params, request }) => {
       const photo = readJobPhoto(ctx, params.id, params.photoId)
-      // Private to the account's sessions; the bytes never change under an id.
-      return new Response(photo.data as Uint8Array<ArrayBuffer>, { headers: { 'content-type': photo.contentType, 'cache-control': 'private, max-age=86400, immutable', etag: `"${photo.sha256}"`, 'content-disposition': 'inline' } })
+      return privateImage(request, photo.data, photo.contentType, photo.sha256)
     }, { signedIn: 'dispatcher' })
     .post('/jobs/:id/photos', async ({ ctx, user, params, body }) => {
       // Over 10 MB without the page's script (which stops it before sending): said beside Photo.

@@ -277,6 +277,10 @@ describe('the job page', () => {
     expect(img.status).toBe(200)
     expect(img.headers.get('content-type')).toBe('image/png')
     expect(new Uint8Array(await img.arrayBuffer())).toEqual(PNG)
+    // Kept by the browser only to ask again (after Sign out the next look is refused, not shown from its cache); asking again with its tag costs no bytes.
+    expect(img.headers.get('cache-control')).toBe('private, no-cache')
+    const again = await api.raw(new Request(ORIGIN + src, { headers: { cookie, 'if-none-match': img.headers.get('etag')! } }))
+    expect({ status: again.status, bytes: (await again.arrayBuffer()).byteLength }).toEqual({ status: 304, bytes: 0 })
     // Not to another account, not without a session.
     const { cookie: theirs } = await signIn('eve@other.example', api.account('Other Towing'))
     expect((await get(src, theirs)).status).toBe(404)

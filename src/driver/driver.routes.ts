@@ -1,3 +1,4 @@
+import { privateImage } from '../pages/private-image'
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
@@ -101,11 +102,6 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
     }
   }
 
-  const image = (data: Uint8Array, contentType: string) => new Response(data as Uint8Array<ArrayBuffer>, {
-    // Private to this link or the account's sessions; the bytes never change under an id.
-    headers: { 'content-type': contentType, 'cache-control': 'private, max-age=86400, immutable', 'content-disposition': 'inline' },
-  })
-
   const form = { accepts: { kind: 'form' as const, maxBytes: BODY_CAPS.form, maxFields: 8 } }
   const multipart = { accepts: { kind: 'multipart' as const, maxBytes: BODY_CAPS.photo, maxFields: 8 } }
 
@@ -179,18 +175,18 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
         throw err
       }
     }, { answers: 'json', accepts: { kind: 'json', maxBytes: 4096 }, detail: { hide: true } })
-    .get('/d/:token/photos/:photoId', ({ params }) => {
+    .get('/d/:token/photos/:photoId', ({ params, request }) => {
       const link = open(params.token)
       const photo = readJobPhoto(link.ctx, link.job.id, params.photoId)
-      return image(photo.data, photo.contentType)
+      return privateImage(request, photo.data, photo.contentType, photo.sha256)
     }, { detail: { hide: true } })
-    .get('/d/:token/signatures/:sigId', ({ params }) => {
+    .get('/d/:token/signatures/:sigId', ({ params, request }) => {
       const link = open(params.token)
       const sig = readJobSignature(link.ctx, link.job.id, params.sigId)
-      return image(sig.data, sig.contentType)
+      return privateImage(request, sig.data, sig.contentType, params.sigId)
     }, { detail: { hide: true } })
-    .get('/jobs/:id/signatures/:sigId', ({ ctx, params }) => {
+    .get('/jobs/:id/signatures/:sigId', ({ ctx, params, request }) => {
       const sig = readJobSignature(ctx, params.id, params.sigId)
-      return image(sig.data, sig.contentType)
+      return privateImage(request, sig.data, sig.contentType, params.sigId)
     }, { signedIn: 'dispatcher' })
 }

@@ -277,6 +277,8 @@ describe('the driver page', () => {
     const img = await get(`${path}/photos/${e.detail.photo_id}`)
     expect(img.headers.get('content-type')).toBe('image/jpeg')
     expect(new Uint8Array(await img.arrayBuffer())).toEqual(JPEG)
+    // The phone keeps it only to ask again: once the link is taken back, the next look is refused.
+    expect(img.headers.get('cache-control')).toBe('private, no-cache')
     expect(await page(path)).toContain(`src="${path}/photos/${e.detail.photo_id}"`)
 
     const count = (await events(job.id)).length
