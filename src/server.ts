@@ -111,13 +111,14 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   // The banner last, once the signal handlers are in: a supervisor that stops the server as soon
   // as it reads "listening" gets a graceful shutdown, never the default action of SIGTERM (exit 143).
   // One write, so a supervisor (or test) that sees "listening" has seen the whole banner.
+  // The pages' links name the public URL: the one address whose Origin the dashboard's forms accept.
   const hint = listKeys(db, account.id).length === 0
     ? `No API key yet. Create one (it is shown once):\n  ${selfCommand()} keys create${dbFlag(config)} --name my-integration --scopes jobs:read,jobs:write\n`
     : ''
   const ownerHint = hasActiveUser(db)
     ? ''
     : `No dashboard login yet. Make the first owner (the password is printed once):\n  ${selfCommand()} users create${dbFlag(config)} --email you@example.com --role owner\nthen sign in at ${config.publicUrl}/login\n`
-  process.stderr.write(`${insecure ? `warning: ${insecure}\n` : ''}${ownerHint}${hint}Dashboard: ${where}/login\nAPI reference: ${where}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${describeDatabase(config.dbPath)})\n`)
+  process.stderr.write(`${insecure ? `warning: ${insecure}\n` : ''}${ownerHint}${hint}Dashboard: ${config.publicUrl}/login\nAPI reference: ${config.publicUrl}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${describeDatabase(config.dbPath)})\n`)
 }
 
 /**

@@ -46,6 +46,14 @@ describe('the binary', () => {
     expect(JSON.parse(accounts.stdout).data).toHaveLength(1)
   })
 
+  test('the banner names the dashboard at the public URL, the one origin its forms accept, not the address it listens on', async () => {
+    const port = new URL(server.url).port
+    expect(server.stderr()).toContain(`Dashboard: http://localhost:${port}/login\n`)
+    expect(server.stderr()).toContain(`listening on http://127.0.0.1:${port} `)
+    const page = await fetch(`http://127.0.0.1:${port}/login`)
+    expect(page.status).toBe(200)
+  })
+
   test('--help works on every command', () => {
     const overview = cli(folder.bin, ['--help'], { cwd: folder.dir })
     expect(overview.code).toBe(0)
