@@ -288,6 +288,37 @@ describe('the job page', () => {
     expect((await upload(PNG, 'x.png', 'image/png', theirs)).status).toBe(404)
   })
 
+  test('WebP photos (lossy and lossless) are kept as image/webp; a picture declaring more than 100 megapixels is refused beside Photo, whatever its few bytes', async () => {
+    const { cookie } = await signIn()
+    const job = await newJob()
+    const upload = async (bytes: Uint8Array) => {
+      // Each upload from a freshly loaded page: its form key is new.
+      const fd = new FormData()
+      for (const [k, v] of Object.entries(formOf(await (await get(`/jobs/${job.id}`, cookie)).text(), 'photos'))) fd.set(k, v)
+      fd.set('photo', new File([bytes as Uint8Array<ArrayBuffer>], 'p', { type: 'application/octet-stream' }))
+      return api.raw(new Request(`${ORIGIN}/jobs/${job.id}/photos`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: ORIGIN }, body: fd }))
+    }
+    const bytesOf = (b64: string) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))
+    for (const webp of ['UklGRiIAAABXRUJQVlA4IBYAAAAwAQCdASoBAAEADsD+JaQAA3AAAAAA', 'UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==']) {
+      expect((await upload(bytesOf(webp))).status).toBe(303)
+      expect(await lastEvent(job.id)).toMatchObject({ type: 'job.photo_added', detail: { content_type: 'image/webp' } })
+    }
+    const count = (await apiGet(`/jobs/${job.id}/events`)).data.length
+    // A PNG header (checksum right) declaring 30000 x 30000: 900 megapixels for any page that shows it.
+    const ihdr = new Uint8Array(17)
+    ihdr.set(new TextEncoder().encode('IHDR'))
+    new DataView(ihdr.buffer).setUint32(4, 30_000)
+    new DataView(ihdr.buffer).setUint32(8, 30_000)
+    ihdr.set([8, 2, 0, 0, 0], 12)
+    const crc = new Uint8Array(4)
+    new DataView(crc.buffer).setUint32(0, Bun.hash.crc32(ihdr))
+    const bomb = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, ...ihdr, ...crc, ...PNG.subarray(33)])
+    const refused = await upload(bomb)
+    expect(refused.status).toBe(422)
+    expect(await refused.text()).toContain('id="f-photo-error">must be at most 100 megapixels (this one is 30000 × 30000)</p>')
+    expect((await apiGet(`/jobs/${job.id}/events`)).data).toHaveLength(count)
+  })
+
   test('a photo over 10 MB sent without the page\'s script gets the job page back (413) with the message beside Photo, nothing written', async () => {
     const { cookie } = await signIn()
     const job = await newJob()

@@ -17,47 +17,77 @@ export const MAX_PHOTOS_PER_JOB = 100
 export const MAX_PHOTO_BYTES_PER_JOB = 200 * 1024 * 1024
 
 /**
- * The image type the bytes are, whatever the upload claimed: JPEG, PNG or WebP, else null. Not
- * the first bytes only: the structure up to the image's size must hold (a JPEG's segments up to
- * its frame header, a PNG's header chunk and its checksum, a WebP's first chunk), so a file that
- * merely starts like an image is refused.
+ * The largest picture kept, in pixels (100 megapixels: more than a phone's camera gives at 10
+ * MB): a small file can declare a huge size (a 2.6 MB PNG of 30000 x 30000), which every page
+ * showing it would have to decode.
  */
-export function photoTypeOf(b: Uint8Array): 'image/jpeg' | 'image/png' | 'image/webp' | null {
-  if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return jpegFrameFound(b) ? 'image/jpeg' : null
+export const MAX_PHOTO_PIXELS = 100_000_000
+
+/** An image's type and the size its header declares (a JPEG's height may be 0: given later in the file). */
+export interface ImageHeader { type: 'image/jpeg' | 'image/png' | 'image/webp'; width: number; height: number }
+
+/**
+ * The image type the bytes are, whatever the upload claimed: JPEG, PNG or WebP, with the size
+ * its header declares; else null. Not the first bytes only: the structure up to the image's
+ * size must hold (a JPEG's segments up to its frame header, a PNG's header chunk and its
+ * checksum, a WebP's first chunk), so a file that merely starts like an image is refused.
+ */
+export function imageHeaderOf(b: Uint8Array): ImageHeader | null {
+  if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return jpegFrame(b)
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
   // PNG: the signature, then the IHDR chunk first (13 bytes, a size, a known depth and colour type, its CRC).
   if (b.length >= 33 && [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a].every((v, i) => b[i] === v) && String.fromCharCode(...b.subarray(12, 16)) === 'IHDR') {
-    const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
-    const ok = view.getUint32(8) === 13 && view.getUint32(16) > 0 && view.getUint32(20) > 0 && [1, 2, 4, 8, 16].includes(b[24]!) && [0, 2, 3, 4, 6].includes(b[25]!)
+    const width = view.getUint32(16), height = view.getUint32(20)
+    const ok = view.getUint32(8) === 13 && width > 0 && height > 0 && [1, 2, 4, 8, 16].includes(b[24]!) && [0, 2, 3, 4, 6].includes(b[25]!)
       && view.getUint32(29) === Bun.hash.crc32(b.subarray(12, 29))
-    return ok ? 'image/png' : null
+    return ok ? { type: 'image/png', width, height } : null
   }
   // WebP: a RIFF container of type WEBP whose stated size fits the bytes, its first chunk an image one.
-  if (b.length >= 20 && String.fromCharCode(...b.subarray(0, 4)) === 'RIFF' && String.fromCharCode(...b.subarray(8, 12)) === 'WEBP') {
-    const size = b[4]! | (b[5]! << 8) | (b[6]! << 16) | (b[7]! << 24)
-    if (size + 8 <= b.length && size >= 12 && ['VP8 ', 'VP8L', 'VP8X'].includes(String.fromCharCode(...b.subarray(12, 16)))) return 'image/webp'
+  if (b.length >= 30 && String.fromCharCode(...b.subarray(0, 4)) === 'RIFF' && String.fromCharCode(...b.subarray(8, 12)) === 'WEBP') {
+    const size = view.getUint32(4, true)
+    if (size + 8 > b.length || size < 12) return null
+    const u24 = (at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16)
+    switch (String.fromCharCode(...b.subarray(12, 16))) {
+      // Lossy: a key frame's start code, then 14-bit width and height.
+      case 'VP8 ': return b[23] === 0x9d && b[24] === 0x01 && b[25] === 0x2a ? { type: 'image/webp', width: view.getUint16(26, true) & 0x3fff, height: view.getUint16(28, true) & 0x3fff } : null
+      // Lossless: its signature byte, then width - 1 and height - 1 in 14 bits each.
+      case 'VP8L': {
+        if (b[20] !== 0x2f) return null
+        const bits = view.getUint32(21, true)
+        return { type: 'image/webp', width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 }
+      }
+      // Extended: the canvas's width - 1 and height - 1 in 24 bits each.
+      case 'VP8X': return { type: 'image/webp', width: u24(24) + 1, height: u24(27) + 1 }
+    }
   }
   return null
 }
 
-/** Walks a JPEG's marker segments from its start to a frame header (SOFn) giving a width and height; false at anything else. */
-function jpegFrameFound(b: Uint8Array): boolean {
+/** The image type the bytes are (imageHeaderOf), else null. */
+export function photoTypeOf(b: Uint8Array): ImageHeader['type'] | null {
+  return imageHeaderOf(b)?.type ?? null
+}
+
+/** Walks a JPEG's marker segments from its start to a frame header (SOFn) giving its size; null at anything else. */
+function jpegFrame(b: Uint8Array): ImageHeader | null {
   let i = 2
   while (i + 4 <= b.length) {
-    if (b[i] !== 0xff) return false
+    if (b[i] !== 0xff) return null
     let marker = b[i + 1]!
     while (marker === 0xff && i + 2 < b.length) marker = b[++i + 1]! // fill bytes
     i += 2
     if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue // no length
-    if (marker === 0xd8 || marker === 0xd9 || marker === 0xda || marker === 0x00) return false // a scan or the end before any frame
+    if (marker === 0xd8 || marker === 0xd9 || marker === 0xda || marker === 0x00) return null // a scan or the end before any frame
     const length = (b[i]! << 8) | b[i + 1]!
-    if (length < 2 || i + length > b.length) return false
+    if (length < 2 || i + length > b.length) return null
     if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
       // precision, height, width, components
-      return length >= 8 && ((b[i + 5]! << 8) | b[i + 6]!) > 0 && b[i + 7]! >= 1 && b[i + 7]! <= 4
+      const height = (b[i + 3]! << 8) | b[i + 4]!, width = (b[i + 5]! << 8) | b[i + 6]!
+      return length >= 8 && width > 0 && b[i + 7]! >= 1 && b[i + 7]! <= 4 ? { type: 'image/jpeg', width, height } : null
     }
     i += length
   }
-  return false
+  return null
 }
 
 /**
@@ -71,8 +101,12 @@ export function addPhoto(ctx: OperationContext, jobId: string, bytes: Uint8Array
   requirePermission(ctx.actor, permission)
   if (bytes.length === 0) throw validationFailed([{ path: 'photo', message: 'choose a photo to add' }])
   if (bytes.length > MAX_PHOTO_BYTES) throw validationFailed([{ path: 'photo', message: `must be at most ${MAX_PHOTO_BYTES / 1024 / 1024} MB` }])
-  const contentType = photoTypeOf(bytes)
-  if (!contentType) throw validationFailed([{ path: 'photo', message: 'must be a JPEG, PNG or WebP image' }])
+  const header = imageHeaderOf(bytes)
+  if (!header) throw validationFailed([{ path: 'photo', message: 'must be a JPEG, PNG or WebP image' }])
+  if (header.width * header.height > MAX_PHOTO_PIXELS) {
+    throw validationFailed([{ path: 'photo', message: `must be at most ${MAX_PHOTO_PIXELS / 1_000_000} megapixels (this one is ${header.width} × ${header.height})` }])
+  }
+  const contentType = header.type
   const sha256 = new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, jobId, permission, guard)
