@@ -10,14 +10,17 @@ import type { CommercialAccountRow } from './commercial-account.queries'
 
 const kindLabel = (k: string) => KIND_LABELS[k as CommercialAccountKind] ?? k
 
-/** How many contact rows a form shows: those it holds, one blank more (to add a contact without scripts), at least `min`, at most 20. */
-export function contactRows(values: Record<string, FormValue>, min: number): number {
+/**
+ * How many contact rows a form shows: those it holds, one blank more when `blankMore` (an
+ * account's page: to add a contact without scripts), at least `min`, at most 20.
+ */
+export function contactRows(values: Record<string, FormValue>, min: number, blankMore = true): number {
   let highest = -1
   for (const name of Object.keys(values)) {
     const m = /^contacts\.(\d+)\.(name|role|phone|email)$/.exec(name)
     if (m && String(values[name] ?? '').trim() !== '') highest = Math.max(highest, Number(m[1]))
   }
-  return Math.min(MAX_CONTACTS, Math.max(min, highest + 2))
+  return Math.min(MAX_CONTACTS, Math.max(min, highest + (blankMore ? 2 : 1)))
 }
 
 /** The form's values for a saved commercial account. */
@@ -33,8 +36,8 @@ export function formValuesOf(row: CommercialAccountRow): Record<string, string> 
 }
 
 /** The fields of a commercial account and its **Save account** button, posting to `action`. */
-function accountForm(form: FormState, action: string, opts: { minContacts: number; idempotencyKey?: string }): Html {
-  const rows = contactRows(form.values, opts.minContacts)
+function accountForm(form: FormState, action: string, opts: { minContacts: number; blankMore: boolean; idempotencyKey?: string }): Html {
+  const rows = contactRows(form.values, opts.minContacts, opts.blankMore)
   const contact = (i: number) => html`<fieldset class="contact-row"><legend>Contact ${String(i + 1)}</legend>
 ${inputField(form, { name: `contacts.${i}.name`, label: 'Contact name', maxlength: MAX_NAME, autocomplete: 'off' })}
 ${inputField(form, { name: `contacts.${i}.role`, label: 'Contact role', maxlength: 100, autocomplete: 'off', hint: i === 0 ? 'e.g. dispatch desk, billing, watch commander.' : undefined })}
@@ -76,7 +79,7 @@ export function directoryBody(rows: CommercialAccountRow[], form: FormState, ide
 <p>Motor clubs, police agencies, fleets and others you work for. Jobs name theirs (the job page's <strong>Commercial account</strong>); the API shows names, kinds and contacts only.</p>
 ${table}
 <section class="job-section" aria-labelledby="h-new-account"><h2 id="h-new-account">New account</h2>
-${accountForm(form, '/accounts', { minContacts: 1, idempotencyKey })}
+${accountForm(form, '/accounts', { minContacts: 1, blankMore: false, idempotencyKey })}
 </section>`.text
 }
 
@@ -87,5 +90,5 @@ export function accountBody(row: CommercialAccountRow, form: FormState | null, d
 <h1>${row.name}</h1>
 <p class="page-done" role="status">${done ?? ''}</p>
 <p class="meta">${kindLabel(row.kind)} · ${row.id}</p>
-${accountForm(shown, `/accounts/${row.id}`, { minContacts: 1 })}`.text
+${accountForm(shown, `/accounts/${row.id}`, { minContacts: 1, blankMore: true })}`.text
 }

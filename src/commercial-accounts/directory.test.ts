@@ -101,6 +101,16 @@ describe('/accounts', () => {
     expect(databaseFingerprint(api.db)).toEqual(before)
   })
 
+  test('a refused New account keeps its one contact group (each contact label still names one field), what was typed in it kept', async () => {
+    const cookie = await signIn()
+    const res = await post('/accounts', cookie, { name: 'Metro Fleet', kind: '', 'contacts.0.name': 'Yard', 'contacts.0.phone': 'call me' })
+    expect(res.status).toBe(422)
+    const html = await res.text()
+    expect(valueOf(html, 'contacts.0.name')).toBe('Yard')
+    expect(html).not.toContain('name="contacts.1.name"')
+    for (const label of ['Contact name', 'Contact phone', 'Contact email']) expect(html.split(`>${label}</label>`).length - 1).toBe(1)
+  })
+
   test('a name already in the directory (any case) is refused beside Name', async () => {
     const cookie = await signIn()
     expect((await post('/accounts', cookie, AAA)).status).toBe(303)

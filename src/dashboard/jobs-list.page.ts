@@ -39,7 +39,7 @@ export function jobsListUrl(q: JobsQuery, cursor: string): string {
 }
 
 function searchForm(form: FormState): Html {
-  return html`<form method="get" action="/jobs" role="search" aria-label="Search jobs" novalidate>
+  return html`<form method="get" action="/jobs" role="search" novalidate>
 ${formAlert(form)}
 ${inputField(form, { name: 'q', label: 'Search', type: 'search', hint: 'Customer name, phone, plate, reference or job id.', maxlength: MAX_SEARCH_CHARS, autocomplete: 'off' })}
 <div class="search-dates">
@@ -68,7 +68,7 @@ function row(j: JobSearchHit): Html {
 function results(q: JobsQuery, page: JobSearchPage): Html {
   const searched = Boolean(q.q || q.from || q.to || q.status || q.archived)
   if (!page.hits.length) return html`<p class="notice notice-ok" role="status">${q.cursor ? 'No more jobs match this search.' : searched ? 'No jobs match this search.' : 'No jobs yet.'}</p>`
-  const caption = `${searched ? 'Jobs matching the search' : 'Recent jobs'}, newest first${q.cursor ? ' (continued)' : ''}`
+  const caption = `${searched ? 'Jobs found' : 'Recent jobs'}, newest first${q.cursor ? ' (continued)' : ''}`
   return html`<div class="table-scroll" role="region" aria-labelledby="jobs-caption" tabindex="0">
 <table class="jobs-table">
 <caption id="jobs-caption">${caption}</caption>

@@ -88,7 +88,7 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
         case 'payload_too_large': {
           const errors: Record<string, string> = {}
           for (const p of fields) errors[p.path] ??= p.message
-          const alert = `Nothing was saved: ${fields.map((p) => `${p.path === 'signer_name' ? 'Signer name' : p.path === 'photo' ? 'the photo' : 'the signature'} ${p.message}`).join('; ')}.`
+          const alert = `Nothing was saved: ${fields.map((p) => `${p.path === 'signer_name' ? 'Signer name' : p.path === 'photo' ? 'the photo' : p.path === 'to' ? 'the status' : 'the signature'} ${p.message}`).join('; ')}.`
           return render(link, { alert, photoError: errors.photo, signature: action === 'signature' ? { signerName: text(f, 'signer_name'), errors } : undefined }, err.status)
         }
         case 'idempotency_key_reused':
@@ -135,7 +135,7 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
       const f = body as FormFields
       return perform(link, 'status', f, {}, (guard) => {
         const to = text(f, 'to')
-        if (!isStatus(to)) throw validationFailed([{ path: 'to', message: 'names no status' }])
+        if (!isStatus(to)) throw validationFailed([{ path: 'to', message: 'is not a status this page can move the job to' }])
         const reason = to === 'goa' ? text(f, 'reason') : ''
         changeStatus(link.ctx, link.job.id, { to, expectedStatus: guard.expectedStatus, ...(reason ? { reason } : {}) })
         return to === 'goa' ? 'goa' : 'moved'

@@ -26,7 +26,7 @@ export function durationText(ms: number): string {
 
 /** Who recorded something, in words. */
 function byText(by: Doer | null): string {
-  if (!by) return 'imported with the job (no timeline record)'
+  if (!by) return 'the CSV import (no timeline record)'
   const role = by.actor === 'driver' ? "the driver's page" : by.actor === 'dispatcher' ? 'a dispatcher' : by.actor === 'customer' ? 'the customer' : 'the API or the console'
   return by.name ? `${role} (${by.name})` : role
 }

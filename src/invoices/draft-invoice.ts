@@ -43,7 +43,7 @@ function linesOf(ctx: OperationContext, job: JobRow): DraftLine[] {
     if (service && rates.length) {
       return rates.map((r) => r.unit === 'job'
         ? { description: `${service.name}: ${PER[r.kind]}`, amount: amountText(r.amount_cents) }
-        : { description: `${service.name}: ${PER[r.kind]}, ${dollarsText(r.amount_cents)} a ${UNIT[r.unit]}`, amount: '' })
+        : { description: `${service.name}: ${PER[r.kind]}, ${dollarsText(r.amount_cents)} per ${UNIT[r.unit]}`, amount: '' })
     }
   }
   return [{ description: '', amount: '' }]

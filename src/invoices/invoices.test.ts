@@ -287,7 +287,7 @@ describe('the job page\'s invoices', () => {
     const { cookie } = await signIn()
     addService(api.db, api.clock, { accountId: api.accountId, name: 'Flatbed tow', serviceType: 'flatbed', rates: [{ kind: 'hook', amount_cents: 9500 }, { kind: 'per_mile', amount_cents: 400 }] })
     const lines = async (job: any) => formOf((await get(`/jobs/${job.id}/invoices/new`, cookie)).text, `/jobs/${job.id}/invoices/new`).filter(([n]) => n !== 'idempotency_key')
-    expect(await lines(await makeJob(api, key, { service_type: 'flatbed' }))).toEqual([['description[]', 'Flatbed tow: Hook-up'], ['amount[]', '95.00'], ['description[]', 'Flatbed tow: Mileage, $4.00 a mile'], ['amount[]', '']])
+    expect(await lines(await makeJob(api, key, { service_type: 'flatbed' }))).toEqual([['description[]', 'Flatbed tow: Hook-up'], ['amount[]', '95.00'], ['description[]', 'Flatbed tow: Mileage, $4.00 per mile'], ['amount[]', '']])
     const priced = await makeJob(api, key, { service_type: 'flatbed', quote_cents: 20000 })
     expect((await call(api, key, 'PATCH', `/jobs/${priced.id}`, { final_price_cents: 21050 })).status).toBe(200)
     expect(await lines(priced)).toEqual([['description[]', 'Flatbed service'], ['amount[]', '210.50']])

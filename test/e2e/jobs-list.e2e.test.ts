@@ -62,7 +62,7 @@ async function openJobs(viewport = { width: 1280, height: 800 }): Promise<Page> 
 
 /** Types a search and sends it with the Search button; returns the job ids listed. */
 async function search(page: Page, fields: { q?: string; from?: string; to?: string; archived?: boolean }): Promise<string[]> {
-  await page.getByLabel('Search', { exact: true }).fill(fields.q ?? '')
+  await page.getByLabel('Search').fill(fields.q ?? '')
   await page.getByLabel('From', { exact: true }).fill(fields.from ?? '')
   await page.getByLabel('To', { exact: true }).fill(fields.to ?? '')
   await page.getByLabel('Include archived', { exact: true }).setChecked(fields.archived ?? false)
@@ -103,7 +103,7 @@ describe('the jobs list in Chromium', () => {
     expect(await search(page, { q: 'Phoebe', from: '2026-03-05', to: '2026-03-01' })).toEqual([])
     expect(await page.getByRole('alert').innerText()).toContain('To: must be the same day as From or later')
     expect(await page.getByLabel('To', { exact: true }).getAttribute('aria-invalid')).toBe('true')
-    expect(await page.getByLabel('Search', { exact: true }).inputValue()).toBe('Phoebe')
+    expect(await page.getByLabel('Search').inputValue()).toBe('Phoebe')
     await expectAccessible(page)
     await expectNoHorizontalOverflow(page, { scrollers: ['.table-scroll'] })
     await page.context().close()
