@@ -63,11 +63,12 @@ export function photoTooLarge(): AppError {
 }
 
 /**
- * Bun.serve's own limit, a backstop only: every route caps its body itself, and Bun takes none
- * of a body a route does not read. It is far above every cap so that an oversized upload still
- * gets the route's own 413 (a page, say) rather than Bun's empty one.
+ * Bun.serve's own limit, none in effect: every route caps its body itself (a declared
+ * Content-Length over the cap is refused before a byte is read), and Bun takes none of a body a
+ * route does not read. So any declared size, 2 GiB or 2^53 - 1 bytes, gets the route's own 413
+ * (JSON with its Request-Id, or a page) rather than Bun's empty one.
  */
-export const MAX_REQUEST_BODY_BYTES = 1024 * 1024 * 1024
+export const MAX_REQUEST_BODY_BYTES = Number.MAX_SAFE_INTEGER
 
 /** A route's properties after defaults. */
 export interface RouteProps { answers: Answers; accepts?: BodySpec; sameOrigin: boolean }

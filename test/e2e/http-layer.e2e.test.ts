@@ -4,14 +4,16 @@
  * declared far over a route's cap gets the route's own 413, not Bun's empty one.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { freshFolder, startServer, type RunningServer } from '../binary'
+import { createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
 
 let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
+let key: string
 
 beforeAll(async () => {
   folder = freshFolder()
   server = await startServer(folder.bin, { cwd: folder.dir })
+  key = createKeyWithCli(folder.bin, folder.dir, 'jobs:write')
 })
 afterAll(async () => {
   await server?.stop()
@@ -61,4 +63,14 @@ describe('the compiled binary', () => {
     expect(answer.toLowerCase()).toContain('request-id: req_')
     expect(answer).toContain('The request body is larger than 16 KiB.')
   })
+
+  for (const declared of [2 * 1024 ** 3, Number.MAX_SAFE_INTEGER]) {
+    test(`a body declared at ${declared} bytes on the API gets its JSON 413 payload_too_large with a Request-Id, the body unread`, async () => {
+      const answer = await raw(`POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n{"a":`)
+      expect(answer).toMatch(/^HTTP\/1\.1 413/)
+      expect(answer.toLowerCase()).toContain('request-id: req_')
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
+      expect(body.error).toMatchObject({ code: 'payload_too_large', details: { limit_bytes: 262144 } })
+    })
+  }
 })
