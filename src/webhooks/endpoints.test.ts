@@ -75,7 +75,7 @@ describe('POST /webhooks', () => {
     api = startTestApi()
     const key = api.key(['webhooks:manage'])
     const err = await expectError(await api.request('POST', '/api/v1/webhooks', { key, body: { url: 'https://example.com/x', events: ['job.created', 'job.bogus'] } }), 422, 'validation_failed')
-    expect(err.details.fields).toEqual([{ path: 'events.1', message: expect.stringMatching(/^must be one of ping, job\.created, .*job\.status_changed.*, or "\*" for all \("job\.bogus" is not an event type\)$/) }])
+    expect(err.details.fields).toEqual([{ path: 'events.1', message: expect.stringMatching(/^must be one of ping, job\.created, .*job\.status_changed.*, or "\*" for all$/) }])
     const made = await (await api.request('POST', '/api/v1/webhooks', { key, body: { url: 'https://example.com/x', events: ['*'] } })).json()
     const again = await expectError(await api.request('PATCH', `/api/v1/webhooks/${made.id}`, { key, body: { events: ['job.nope'] } }), 422, 'validation_failed')
     expect(again.details.fields[0].message).toStartWith('must be one of ping, job.created, ')

@@ -47,7 +47,7 @@ export async function checkTargetUrl(raw: string, allowPrivate: boolean, policy:
 export function checkEvents(events: string[]): string[] {
   if (!events.length) throw validationFailed([{ path: 'events', message: 'must name at least one event type, or "*"' }])
   if (events.includes('*')) return ['*']
-  const fields = events.flatMap((e, i) => ((WEBHOOK_EVENT_TYPES as readonly string[]).includes(e) ? [] : [{ path: `events.${i}`, message: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}, or "*" for all ("${e}" is not an event type)` }]))
+  const fields = events.flatMap((e, i) => ((WEBHOOK_EVENT_TYPES as readonly string[]).includes(e) ? [] : [{ path: `events.${i}`, message: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}, or "*" for all` }]))
   if (fields.length) throw validationFailed(fields)
   return [...new Set(events)]
 }
