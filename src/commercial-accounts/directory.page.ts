@@ -70,7 +70,7 @@ function directoryRow(r: CommercialAccountRow): Html {
 export function directoryBody(rows: CommercialAccountRow[], form: FormState, idempotencyKey: string, done?: string): string {
   const table = rows.length
     ? html`<div class="table-scroll" role="region" aria-labelledby="accounts-caption" tabindex="0"><table class="jobs-table">
-<caption id="accounts-caption">Commercial accounts, by name</caption>
+<caption id="accounts-caption">Commercial accounts, A to Z</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Contacts</th></tr></thead>
 <tbody>${rows.map(directoryRow)}</tbody></table></div>`
     : html`<p class="notice notice-ok" role="status">No commercial accounts yet: add the motor clubs, police agencies and fleets you tow for below.</p>`
@@ -86,7 +86,7 @@ ${accountForm(form, '/accounts', { minContacts: 1, blankMore: false, idempotency
 /** `/accounts/{id}`: one commercial account's edit form. */
 export function accountBody(row: CommercialAccountRow, form: FormState | null, done?: string): string {
   const shown = form ?? blankForm(formValuesOf(row))
-  return html`<p class="breadcrumb"><a href="/accounts">Commercial accounts</a></p>
+  return html`<p class="breadcrumb"><a href="/accounts">Back to the directory</a></p>
 <h1>${row.name}</h1>
 <p class="page-done" role="status">${done ?? ''}</p>
 <p class="meta">${kindLabel(row.kind)} · ${row.id}</p>

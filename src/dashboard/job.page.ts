@@ -138,7 +138,7 @@ ${row('Commercial account', job.commercial_account ? html`<a href="/accounts/${j
 ${row('ETA', job.eta_at ? time(job.eta_at) : null)}
 ${row('Quote', job.quote_cents === null ? null : `$${money(job.quote_cents)}`)}
 ${row('Final price', job.final_price_cents === null ? null : `$${money(job.final_price_cents)}`)}
-${row('Payment method', job.payment_method)}
+${row('Paid with', job.payment_method)}
 ${row('Cancel reason', job.cancel_reason)}
 ${row('Rating', job.rating === null ? null : `${job.rating} of 5${job.rating_comment ? `: ${job.rating_comment}` : ''}`)}
 ${row('Reopened', job.reopen_count ? `${job.reopen_count} time${job.reopen_count === 1 ? '' : 's'}` : null)}
@@ -180,7 +180,7 @@ ${inputField(form, { name: 'service_type', label: 'Service', maxlength: 64, hint
 ${inputField(form, { name: 'eta_minutes', label: 'ETA in minutes', type: 'number', inputmode: 'numeric', hint: job.eta_at ? 'From now; leave empty to keep the current ETA.' : 'From now; leave empty for no ETA.' })}
 ${inputField(form, { name: 'quote', label: 'Quote', inputmode: 'decimal', hint: 'Dollars and cents, e.g. 185.00.' })}
 ${inputField(form, { name: 'final_price', label: 'Final price', inputmode: 'decimal', hint: 'Dollars and cents, e.g. 185.00.' })}
-${inputField(form, { name: 'payment_method', label: 'Payment method', maxlength: 64, hint: 'e.g. card, cash, motor_club_account.' })}
+${inputField(form, { name: 'payment_method', label: 'Paid with', maxlength: 64, hint: 'e.g. card, cash, motor_club_account.' })}
 ${commercialAccountSelect(form, d.commercialAccounts, job.commercial_account)}
 </fieldset>
 <button type="submit">Save changes</button>`)}

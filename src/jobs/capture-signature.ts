@@ -24,7 +24,7 @@ export function captureSignature(ctx: OperationContext, jobId: string, input: { 
   const signerName = input.signerName.trim()
   const problems = []
   if (signerName.length < 1 || signerName.length > 200) problems.push({ path: 'signer_name', message: 'must be 1 to 200 characters' })
-  if (input.png.length === 0) problems.push({ path: 'signature', message: 'draw the signature first' })
+  if (input.png.length === 0) problems.push({ path: 'signature', message: 'is blank: draw it first' })
   else if (input.png.length > MAX_SIGNATURE_BYTES) problems.push({ path: 'signature', message: 'must be at most 1 MB' })
   else if (photoTypeOf(input.png) !== 'image/png') problems.push({ path: 'signature', message: 'must be a PNG image' })
   if (problems.length) throw validationFailed(problems)
