@@ -3,8 +3,15 @@ import type { Logger } from '../platform/log'
 
 /** A provider refused or failed a send; `retryable` says whether trying again may work. */
 export class ProviderError extends Error {
-  constructor(message: string, public retryable: boolean, public code: string | null = null) { super(message) }
+  /**
+   * `maybeSent`: the request may have reached the provider and been taken (a timeout or a
+   * connection lost after sending): before sending again, ask it (findSent) whether it has the text.
+   */
+  constructor(message: string, public retryable: boolean, public code: string | null = null, public maybeSent = false) { super(message) }
 }
+
+/** Errors of a request that never reached the other side: no connection was made. */
+const NOT_REACHED = new Set(['ConnectionRefused', 'ECONNREFUSED', 'FailedToOpenSocket', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'DNSException'])
 
 export interface OutgoingText {
   textId: string
@@ -54,11 +61,16 @@ export function logProvider(logger: Logger): SmsProvider {
   }
 }
 
-export interface TwilioSettings { accountSid: string; authToken: string; from: string; apiBase: string; statusCallbackUrl: string }
+export interface TwilioSettings {
+  accountSid: string; authToken: string; from: string; apiBase: string; statusCallbackUrl: string
+  /** How long a request to Twilio may take (15 s). */
+  timeoutMs?: number
+}
 
 /** Twilio's Messages REST API: basic auth with the account SID and auth token, form-encoded bodies. */
 export function twilioProvider(cfg: TwilioSettings): SmsProvider {
   const auth = 'Basic ' + Buffer.from(`${cfg.accountSid}:${cfg.authToken}`).toString('base64')
+  const timeoutMs = cfg.timeoutMs ?? 15_000
   const messagesUrl = `${cfg.apiBase}/2010-04-01/Accounts/${encodeURIComponent(cfg.accountSid)}/Messages.json`
   // TWILIO_FROM is a number, or a Messaging Service (MG...) that picks the number itself.
   const viaService = /^MG[0-9a-f]{32}$/i.test(cfg.from)
@@ -73,13 +85,17 @@ export function twilioProvider(cfg: TwilioSettings): SmsProvider {
           method: 'POST',
           headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
           body: new URLSearchParams({ To: t.to, ...sender(t.from), Body: t.body, StatusCallback: cfg.statusCallbackUrl }),
-          signal: AbortSignal.timeout(15_000),
+          signal: AbortSignal.timeout(timeoutMs),
         })
       } catch (err) {
-        throw new ProviderError(`Twilio unreachable: ${(err as Error).message}`, true)
+        // A timeout may come after Twilio took the message: asked about before any second send.
+        const code = (err as { code?: string }).code
+        throw new ProviderError(`Twilio unreachable: ${(err as Error).message}`, true, null, !(code && NOT_REACHED.has(code)))
       }
       const body = (await res.json().catch(() => ({}))) as Record<string, any>
       if (res.ok && body.sid) return { id: String(body.sid), status: String(body.status ?? 'queued') }
+      // Taken (2xx) but its answer unreadable: the message exists.
+      if (res.ok) throw new ProviderError(`Twilio ${res.status} without a message sid`, true, null, true)
       // Twilio's error payload: { code, message, more_info, status }. 429 and 5xx are worth retrying.
       const retryable = res.status === 429 || res.status >= 500
       throw new ProviderError(`Twilio ${res.status}${body.code ? ` (${body.code})` : ''}: ${body.message ?? 'no message'}`, retryable, body.code ? String(body.code) : null)
@@ -89,7 +105,7 @@ export function twilioProvider(cfg: TwilioSettings): SmsProvider {
       // No DateSent filter: a message Twilio accepted but has not sent yet has no DateSent.
       const from = sender(t.from).From
       const url = `${messagesUrl}?${new URLSearchParams({ To: t.to, ...(from ? { From: from } : {}), PageSize: '100' })}`
-      const res = await fetch(url, { headers: { authorization: auth, accept: 'application/json' }, signal: AbortSignal.timeout(15_000) })
+      const res = await fetch(url, { headers: { authorization: auth, accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) })
       if (!res.ok) throw new ProviderError(`Twilio list ${res.status}`, true)
       const { messages = [] } = (await res.json()) as { messages?: Record<string, any>[] }
       // The oldest candidate not already another text's message: identical texts to one number never share one.

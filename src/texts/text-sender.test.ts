@@ -151,6 +151,68 @@ describe('leases', () => {
   })
 })
 
+describe('ambiguous sends', () => {
+  test('Twilio takes a text but answers after the timeout: it is asked about before any second send, and the customer gets it once', async () => {
+    api = startTestApi()
+    const key = api.key('all')
+    answers.push((to) => (to === '+15035550171' && creates('+15035550171').length === 0 ? 'hang' : undefined))
+    const provider = twilioProvider({ accountSid: TWILIO_SID, authToken: TWILIO_TOKEN, from: TWILIO_FROM, apiBase: twilio.apiBase, statusCallbackUrl: 'http://towline.test/sms/twilio/status', timeoutMs: 200 })
+    const s = sender({ provider })
+    s.start()
+    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Ro', phone: '503-555-0171', sms_consent: true }, pickup: { location: 'x' } })).body
+    // Timed out: still `sending` (perhaps taken), its next look at the retry's time.
+    const lease = () => api.db.$client.query('SELECT attempts, lease_owner AS owner FROM texts WHERE job_id = ?').get(job.id) as { attempts: number; owner: string | null }
+    await until(() => lease().attempts === 1 && lease().owner === null)
+    expect(textRows(job.id)[0].status).toBe('sending')
+    api.clock.advance(60_000)
+    s.wake()
+    await until(() => textRows(job.id)[0].status === 'sent')
+    expect(creates('+15035550171')).toHaveLength(1)
+    expect(textRows(job.id)[0].provider_message_id).toBe(twilio.messages.find((m) => m.to === '+15035550171')!.sid)
+  })
+})
+
+describe('what a waiting text meets when it goes out', () => {
+  test('texts allowed turned off while a text waits for its retry: it is skipped (no_consent), never sent', async () => {
+    api = startTestApi()
+    const key = api.key('all')
+    answers.push((to) => (to === '+15035550172' ? 'error500' : undefined))
+    const s = sender()
+    s.start()
+    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Su', phone: '503-555-0172', sms_consent: true }, pickup: { location: 'x' } })).body
+    await until(() => textRows(job.id)[0].status === 'queued' && textRows(job.id)[0].attempts === 1)
+    answers.length = 0
+    expect((await call(key, 'PATCH', `/jobs/${job.id}`, { customer: { sms_consent: false } })).status).toBe(200)
+    api.clock.advance(60_000)
+    s.wake()
+    await until(() => textRows(job.id)[0].status === 'skipped')
+    expect((api.db.$client.query('SELECT skip_reason AS r FROM texts WHERE job_id = ?').get(job.id) as any).r).toBe('no_consent')
+    expect(creates('+15035550172')).toHaveLength(1)
+  })
+
+  test("a number corrected while a text waits: it goes to the new number; a new tracking link meanwhile: it carries the new one", async () => {
+    api = startTestApi()
+    const key = api.key('all')
+    answers.push((to) => (to === '+15035550173' ? 'error500' : undefined))
+    const s = sender()
+    s.start()
+    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Ty', phone: '503-555-0173', sms_consent: true }, pickup: { location: 'x' } })).body
+    await until(() => textRows(job.id)[0].status === 'queued' && textRows(job.id)[0].attempts === 1)
+    expect((await call(key, 'PATCH', `/jobs/${job.id}`, { customer: { phone: '503-555-0174' } })).status).toBe(200)
+    const { replaceTrackingLink } = await import('../jobs/replace-tracking-link')
+    replaceTrackingLink(api.contexts.forOperator(api.accountId), job.id)
+    const fresh = (await call(key, 'GET', `/jobs/${job.id}`)).body
+    expect(fresh.tracking_url).not.toBe(job.tracking_url)
+    api.clock.advance(60_000)
+    s.wake()
+    await until(() => creates('+15035550174').length === 1)
+    await until(() => textRows(job.id)[0].status === 'sent')
+    expect(creates('+15035550173')).toHaveLength(1)
+    expect(creates('+15035550174')[0]!.body).toContain(fresh.tracking_url)
+    expect(creates('+15035550174')[0]!.body).not.toContain(job.tracking_url)
+  })
+})
+
 describe('the log provider', () => {
   test('logs neither the whole number nor any link of a text (the driver link acts as the driver)', async () => {
     api = startTestApi()

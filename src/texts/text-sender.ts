@@ -14,8 +14,10 @@ const BATCH = 50
 const DUE_READ = 200
 /** Outcomes of a run of texts are written at least this often (ms). */
 const RECORD_MS = 50
+/** A tracking link as a stored text holds it (sealedLinkOf): swapped for the job's current one at send time. */
+const SEALED_TRACKING_LINK = /\/t\/\{sealed:[^}]+\}/g
 
-type TextRow = { id: string; account_id: string; recipient: string; to_phone: string; from_number: string | null; body: string; status: string; attempts: number; sending_at: number | null; created_at: number; next_attempt_at: number | null; lease_owner: string | null }
+type TextRow = { id: string; account_id: string; job_id: string | null; recipient: string; to_phone: string; from_number: string | null; body: string; status: string; attempts: number; sending_at: number | null; created_at: number; next_attempt_at: number | null; lease_owner: string | null }
 
 export interface TextSenderDeps {
   db: Db
@@ -163,6 +165,21 @@ export class TextSender {
       if (!fromOf.has(t.account_id)) fromOf.set(t.account_id, this.q<{ sms_from: string | null }>('SELECT sms_from FROM accounts WHERE id = ?').get(t.account_id)?.sms_from ?? null)
       return fromOf.get(t.account_id)!
     }
+    const jobOf = this.deps.db.$client.query<{ customer: string; tracking_token_sealed: string | null }, [string]>('SELECT customer, tracking_token_sealed FROM jobs WHERE id = ?')
+    /**
+     * What a customer's text meets at send time: consent withdrawn (the job's texts allowed
+     * turned off) or the number gone skip it, as a STOP does; a corrected number re-addresses it;
+     * its tracking link is the job's current one.
+     */
+    const customerNow = (t: TextRow): { skip: string | null; phone: string; body: string } => {
+      const job = t.job_id ? jobOf.get(t.job_id) : null
+      if (!job) return { skip: isOptedOut(this.deps.db, t.account_id, t.to_phone) ? 'opted_out' : null, phone: t.to_phone, body: t.body }
+      const customer = JSON.parse(job.customer) as { phone?: string | null; sms_consent?: boolean }
+      const phone = customer.phone ?? null
+      const skip = !customer.sms_consent ? 'no_consent' : !phone ? 'no_phone' : isOptedOut(this.deps.db, t.account_id, phone) ? 'opted_out' : null
+      const body = job.tracking_token_sealed ? t.body.replace(SEALED_TRACKING_LINK, `/t/{sealed:${job.tracking_token_sealed}}`) : t.body
+      return { skip, phone: phone ?? t.to_phone, body }
+    }
     // A claim transaction: the run's texts are locked without waiting (FOR UPDATE SKIP LOCKED on
     // PostgreSQL), not under the write lock, so instances claim side by side; the run stops at
     // the first text another transaction holds, and the rest wait behind it.
@@ -173,10 +190,24 @@ export class TextSender {
       ).all(run[0]!.to_phone, now, BATCH).map((r) => r.id))
       for (const t of run) {
         if (locked && !locked.has(t.id)) break
-        // Consent is checked again at send time: a STOP may have arrived after the text was queued.
-        if (t.recipient === 'customer' && isOptedOut(this.deps.db, t.account_id, t.to_phone)) {
-          this.q("UPDATE texts SET status = 'skipped', skip_reason = 'opted_out', next_attempt_at = NULL, updated_at = ? WHERE id = ? AND status = 'queued'").run(now, t.id)
-          continue
+        if (t.recipient === 'customer') {
+          // The job as it is now, not as it was when the text was queued (a retry can wait an hour).
+          const now_ = customerNow(t)
+          if (now_.skip) {
+            this.q("UPDATE texts SET status = 'skipped', skip_reason = ?, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'queued'").run(now_.skip, now, t.id)
+            continue
+          }
+          if (now_.phone !== t.to_phone) {
+            // The customer's number was corrected meanwhile: the text goes there, in that number's order.
+            this.q("UPDATE texts SET to_phone = ?, updated_at = ? WHERE id = ? AND status = 'queued'").run(now_.phone, now, t.id)
+            this.again = true
+            continue
+          }
+          if (now_.body !== t.body && openLinksIn(this.deps.links, now_.body) !== openLinksIn(this.deps.links, t.body)) {
+            // A new tracking link was made meanwhile: the old one answers 410.
+            this.q("UPDATE texts SET body = ?, updated_at = ? WHERE id = ? AND status = 'queued'").run(now_.body, now, t.id)
+            t.body = now_.body
+          }
         }
         const got = this.q(
           "UPDATE texts SET status = 'sending', sending_at = ?, next_attempt_at = ?, lease_owner = ?, attempts = attempts + 1, provider = ?, from_number = ?, updated_at = ? WHERE id = ? AND status = 'queued' AND next_attempt_at = ?",
@@ -221,10 +252,14 @@ export class TextSender {
           }
           // t.attempts counts those before this one: after the first failure wait retryMs[0], and so on; then give up.
           const wait = e.retryable ? this.deps.retryMs[t.attempts] : undefined
-          if (wait !== undefined) outcomes.push(() => this.q(`UPDATE texts SET status = 'queued', error = ?, next_attempt_at = ?, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(e.message, later + wait, later, t.id, lease))
+          // Perhaps taken (a timeout after sending): it stays `sending` until its retry time, when
+          // settleExpired asks the provider before anything is sent again, as after a crash.
+          // With no retry left it is asked about at once: a text the provider took is never called failed.
+          if (e.retryable && e.maybeSent) outcomes.push(() => this.q(`UPDATE texts SET error = ?, next_attempt_at = ?, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(e.message, later + (wait ?? 0), later, t.id, lease))
+          else if (wait !== undefined) outcomes.push(() => this.q(`UPDATE texts SET status = 'queued', error = ?, next_attempt_at = ?, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(e.message, later + wait, later, t.id, lease))
           else outcomes.push(() => this.q(`UPDATE texts SET status = 'failed', error = ?, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(e.message, later, t.id, lease))
-          this.deps.logger.warn({ text_id: t.id, error: e.message, retry: wait !== undefined }, 'text not sent')
-          if (wait !== undefined) { i++; break }
+          this.deps.logger.warn({ text_id: t.id, error: e.message, retry: wait !== undefined, maybe_sent: e.maybeSent }, 'text not sent')
+          if (wait !== undefined || (e.retryable && e.maybeSent)) { i++; break }
         }
         // A slow provider (Twilio: a tenth of a second and more a text) has each outcome written at once.
         if (performance.now() - recordedAt >= RECORD_MS) record()
