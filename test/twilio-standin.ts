@@ -11,7 +11,7 @@ export const TWILIO_TOKEN = 'test_auth_token_' + randomBytes(8).toString('hex')
 export const TWILIO_FROM = '+15035550000'
 
 export interface StandinMessage { sid: string; to: string; from: string; messagingServiceSid: string | null; body: string; status: string; date_created: string; statusCallback: string | null }
-export type Answer = 'ok' | 'error500' | 'invalid' | 'unsubscribed' | 'hang'
+export type Answer = 'ok' | 'error500' | 'invalid' | 'unsubscribed' | 'hang' | 'delivered-first'
 
 /** Signs a POST as Twilio does: base64 HMAC-SHA1 of the URL and the sorted parameters. */
 export function twilioSignature(url: string, params: Record<string, string>, token = TWILIO_TOKEN): string {
@@ -58,19 +58,22 @@ export function startTwilioStandin(opts: { answer?: (to: string, body: string) =
       messages.push(m)
       // Twilio took the message but the answer never comes back (the caller crashes meanwhile).
       if (answer === 'hang') await new Promise(() => {})
+      // The carrier's report reaches the caller before Twilio's own answer to the create does.
+      if (answer === 'delivered-first') { m.status = 'delivered'; await report(m.sid, 'delivered') }
       return Response.json(resource(m), { status: 201 })
     },
   })
+  /** Posts a signed status callback for a message, as Twilio does when a carrier reports. */
+  async function report(sid: string, status: 'sent' | 'delivered' | 'undelivered' | 'failed', errorCode?: string) {
+    const m = messages.find((x) => x.sid === sid)!
+    const params: Record<string, string> = { AccountSid: TWILIO_SID, MessageSid: sid, MessageStatus: status, To: m.to, From: m.from, ...(errorCode ? { ErrorCode: errorCode } : {}) }
+    return fetch(m.statusCallback!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(m.statusCallback!, params) }, body: new URLSearchParams(params) })
+  }
   return {
     apiBase: `http://127.0.0.1:${server.port}`,
     messages,
     creates,
-    /** Posts a signed status callback for a message, as Twilio does when a carrier reports. */
-    async report(sid: string, status: 'sent' | 'delivered' | 'undelivered' | 'failed', errorCode?: string) {
-      const m = messages.find((x) => x.sid === sid)!
-      const params: Record<string, string> = { AccountSid: TWILIO_SID, MessageSid: sid, MessageStatus: status, To: m.to, From: m.from, ...(errorCode ? { ErrorCode: errorCode } : {}) }
-      return fetch(m.statusCallback!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(m.statusCallback!, params) }, body: new URLSearchParams(params) })
-    },
+    report,
     stop: () => server.stop(true),
   }
 }

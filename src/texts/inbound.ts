@@ -107,12 +107,37 @@ export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply:
 
 const RANK: Record<string, number> = { queued: 0, sending: 1, sent: 2, delivered: 3, failed: 3 }
 
+type DeliveryReport = { providerId: string; status: string; errorCode: string | null }
+
+/**
+ * Reports for a message this process has sent but not yet recorded (Twilio can report within
+ * milliseconds of taking a message, before the sender writes its sid): kept a while, and applied
+ * when the sender records the sid (applyEarlyReport).
+ */
+const early = new Map<string, { report: DeliveryReport; at: number }>()
+const EARLY_KEEP_MS = 5 * 60_000
+
+/** Applies a report that came before the sender recorded `providerId`, if one did. */
+export function applyEarlyReport(db: Db, clock: Clock, providerId: string): void {
+  const kept = early.get(providerId)
+  if (!kept) return
+  early.delete(providerId)
+  applyDeliveryReport(db, clock, kept.report)
+}
+
 /** Applies a provider's delivery report (Twilio status callback); statuses only move forward. */
-export function applyDeliveryReport(db: Db, clock: Clock, report: { providerId: string; status: string; errorCode: string | null }): boolean {
+export function applyDeliveryReport(db: Db, clock: Clock, report: DeliveryReport): boolean {
   const to = report.status === 'delivered' ? 'delivered' : report.status === 'failed' || report.status === 'undelivered' ? 'failed' : report.status === 'sent' ? 'sent' : null
   if (!to) return false
   const row = db.$client.query<{ id: string; status: string }, [string]>('SELECT id, status FROM texts WHERE provider_message_id = ?').get(report.providerId)
-  if (!row || (RANK[row.status] ?? 0) >= RANK[to]!) return false
+  if (!row) {
+    const now = clock.now()
+    for (const [sid, kept] of early) { if (now - kept.at > EARLY_KEEP_MS || early.size > 10_000) early.delete(sid); else break }
+    const before = early.get(report.providerId)
+    if (!before || (RANK[before.report.status === 'undelivered' ? 'failed' : before.report.status] ?? 0) < RANK[to]!) early.set(report.providerId, { report, at: now })
+    return false
+  }
+  if ((RANK[row.status] ?? 0) >= RANK[to]!) return false
   db.$client.query('UPDATE texts SET status = ?, error = coalesce(?, error), updated_at = ? WHERE id = ?')
     .run(to, report.errorCode ? `provider error ${report.errorCode}` : null, clock.now(), row.id)
   return true

@@ -3,6 +3,7 @@ import type { Clock } from '../platform/clock'
 import type { Logger } from '../platform/log'
 import { isGoneLocalOwner, LEASE_OWNER } from '../platform/lease-owner'
 import { isOptedOut, recordOptOut } from './consent'
+import { applyEarlyReport } from './inbound'
 import { ProviderError, type SmsProvider } from './providers'
 import { openLinksIn, type JobLinks } from '../jobs/job-links'
 
@@ -106,7 +107,10 @@ export class TextSender {
         continue
       }
       const later = this.deps.clock.now()
-      if (found) this.q("UPDATE texts SET status = 'sent', provider_message_id = ?, error = NULL, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'sending' AND next_attempt_at = ?").run(found.id, later, t.id, t.next_attempt_at)
+      if (found) {
+        this.q("UPDATE texts SET status = 'sent', provider_message_id = ?, error = NULL, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'sending' AND next_attempt_at = ?").run(found.id, later, t.id, t.next_attempt_at)
+        applyEarlyReport(this.deps.db, this.deps.clock, found.id)
+      }
       else this.q("UPDATE texts SET status = 'queued', next_attempt_at = ?, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'sending' AND next_attempt_at = ?").run(later, later, t.id, t.next_attempt_at)
       this.deps.logger.info({ text_id: t.id, found: !!found }, 'settled a text caught mid-send')
     }
@@ -234,7 +238,10 @@ export class TextSender {
         try {
           const sent = await this.deps.provider.send({ textId: t.id, to: t.to_phone, body: openLinksIn(this.deps.links, t.body), from: from(t) })
           const at = this.deps.clock.now()
-          outcomes.push(() => this.q(`UPDATE texts SET status = 'sent', provider_message_id = ?, error = NULL, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(sent.id, at, t.id, lease))
+          outcomes.push(() => {
+            this.q(`UPDATE texts SET status = 'sent', provider_message_id = ?, error = NULL, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(sent.id, at, t.id, lease)
+            applyEarlyReport(this.deps.db, this.deps.clock, sent.id)
+          })
         } catch (err) {
           const e = err instanceof ProviderError ? err : new ProviderError((err as Error).message, true)
           const later = this.deps.clock.now()

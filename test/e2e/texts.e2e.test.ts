@@ -62,6 +62,13 @@ describe('texts through Twilio', () => {
     expect(texts(folder.dir, job.id)[0]!.status).toBe('delivered')
   })
 
+  test('a delivery report that arrives before Twilio has answered the send is kept and applied once the send is recorded', async () => {
+    answers.set('+15035550139', 'delivered-first')
+    const job = (await call('POST', '/jobs', { customer: { name: 'Cy', phone: '503-555-0139', sms_consent: true }, pickup: { location: 'x' } })).body
+    await until(() => texts(folder.dir, job.id).some((t) => t.status !== 'queued' && t.status !== 'sending'))
+    expect(texts(folder.dir, job.id)[0]).toMatchObject({ status: 'delivered', provider_message_id: to('+15035550139')[0]!.sid })
+  })
+
   test('no consent, no text: the row is skipped with the reason', async () => {
     const job = (await call('POST', '/jobs', { customer: { name: 'Bo', phone: '503-555-0143' }, pickup: { location: 'x' } })).body
     // Skipped in the transaction that wrote it: it never was in the queue.
