@@ -125,6 +125,23 @@ describe('STOP', () => {
     expect(await last(keyB, jobB.id)).toMatchObject({ status: 'queued' })
   })
 
+  test('a keyword is the whole message in any case, with punctuation around it; it also lands on the job\'s timeline ("Cancel" may mean the tow)', async () => {
+    const job = await makeJob(api, keyB, customer('+15035550176'))
+    const textsOf = async () => ((await call(api, keyB, 'GET', `/jobs/${job.id}/texts`)).body.data as any[])
+    const cancelNow = async () => {
+      await call(api, keyB, 'PATCH', `/jobs/${job.id}`, { status: 'cancelled', cancel_reason: 'checking the opt-out' })
+      const last = (await textsOf()).at(-1)
+      await call(api, keyB, 'POST', `/jobs/${job.id}/reopen`, { reason: 'checking again' })
+      return last.skip_reason
+    }
+    // Not keywords: a reply that merely holds the word.
+    for (const body of ['2 stop', 's t o p', 'please stop by at 5']) await inbound('+15035550176', body, { to: BAY_NUMBER })
+    expect(await cancelNow()).toBeNull()
+    await inbound('+15035550176', ' Cancel! ', { to: BAY_NUMBER })
+    expect(await cancelNow()).toBe('opted_out')
+    expect(await messages(keyB, job.id)).toEqual(['2 stop', 's t o p', 'please stop by at 5', ' Cancel! '])
+  })
+
   test('STOP to the installation\'s number leaves an account with its own number alone', async () => {
     const jobB = await makeJob(api, keyB, customer('+15035550189'))
     await inbound('+15035550189', 'STOP')

@@ -40,7 +40,7 @@ export interface InboundText { from: string; to: string; body: string; sid: stri
  * from that number, and among them only those that texted this customer, ever see it.
  * - STOP (and synonyms) revokes consent for the number in those accounts, START restores it.
  * - HELP is answered with the name of the company that last texted them (none named otherwise).
- * - Anything else becomes job.customer_message on the job of the last text they got when it is
+ * - Every reply, a keyword included, becomes job.customer_message on the job of the last text they got when it is
  *   open, else on their newest open job, else on that last job if it finished within the reply
  *   window.
  * A provider's retry of the same message (same MessageSid) is answered as the first time and
@@ -51,7 +51,8 @@ export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply:
   if (seen) return { reply: seen.reply, jobId: seen.job_id, repeated: true }
   const phone = normalizePhone(msg.from) ?? msg.from
   const to = normalizePhone(msg.to) ?? msg.to
-  const keyword = msg.body.trim().toUpperCase().replace(/[^A-Z]/g, '')
+  // A keyword is the whole message, in any case, with spaces and punctuation around it ("Stop.", " stop! "); "2 stop" or "s t o p" is not.
+  const keyword = msg.body.replace(/^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu, '').toUpperCase()
   const now = deps.clock.now()
   const reached = accountsReachedAt(deps.db, to)
   const sent = textsTo(deps.db, phone, reached)
@@ -59,23 +60,6 @@ export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply:
   const remember = (reply: string | null, accountId: string | null, jobId: string | null) => {
     if (msg.sid) deps.db.$client.query('INSERT INTO inbound_texts (message_sid, account_id, job_id, reply, created_at) VALUES (?, ?, ?, ?, ?)').run(msg.sid, accountId, jobId, reply, now)
     return { reply, jobId }
-  }
-  if (STOP.includes(keyword) || START.includes(keyword)) {
-    // Accounts sending from this number that texted the customer or hold a job of theirs.
-    const withJobs = deps.db.$client.query<{ account_id: string }, [string]>("SELECT DISTINCT account_id FROM jobs WHERE json_extract(customer, '$.phone') = ?").all(phone).map((r) => r.account_id)
-    const concerned = reached.filter((a) => texted.includes(a) || withJobs.includes(a))
-    return inTransaction(deps.db, () => {
-      for (const a of concerned) {
-        if (STOP.includes(keyword)) recordOptOut(deps.db, a, phone, `sms:${keyword}`, now)
-        else recordConsent(deps.db, a, phone, `sms:${keyword}`, now, true)
-      }
-      return remember(null, concerned[0] ?? null, null)
-    })
-  }
-  if (HELP.includes(keyword)) {
-    const account = texted[0] ? findAccountById(deps.db, texted[0]) : undefined
-    const company = account ? `${account.name}${account.phone ? ` (${account.phone})` : ''}: texts` : 'Texts'
-    return inTransaction(deps.db, () => remember(`${company} about your tow request. Reply STOP to stop, START to resume. Msg&data rates may apply.`, account?.id ?? null, null))
   }
   const jobs = new Map<string, JobRow>()
   const jobOf = (id: string) => {
@@ -97,12 +81,32 @@ export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply:
     ).all(phone, ...texted).map(toJobRow)[0]
     : undefined
   const job = last && !isFinished(last.status) ? last : newestOpen ?? (last && inWindow(last) ? last : undefined)
-  if (!job) return { ...inTransaction(deps.db, () => remember(null, null, null)), unmatched: true }
-  const ctx = deps.contexts.forCustomer({ accountId: job.accountId, jobId: job.id })
-  return inTransaction(deps.db, () => {
+  // A keyword is also a reply the dispatcher should see ("Cancel" may mean the tow, not only the texts).
+  const onTimeline = (reply: string | null, accountId: string | null) => {
+    if (!job) return remember(reply, accountId, null)
+    const ctx = deps.contexts.forCustomer({ accountId: job.accountId, jobId: job.id })
     addCustomerMessage(ctx, job.id, { text: msg.body, via: 'sms', from: phone, messageSid: msg.sid, mediaUrls: msg.media })
-    return remember(null, job.accountId, job.id)
-  })
+    return remember(reply, accountId ?? job.accountId, job.id)
+  }
+  if (STOP.includes(keyword) || START.includes(keyword)) {
+    // Accounts sending from this number that texted the customer or hold a job of theirs.
+    const withJobs = deps.db.$client.query<{ account_id: string }, [string]>("SELECT DISTINCT account_id FROM jobs WHERE json_extract(customer, '$.phone') = ?").all(phone).map((r) => r.account_id)
+    const concerned = reached.filter((a) => texted.includes(a) || withJobs.includes(a))
+    return inTransaction(deps.db, () => {
+      for (const a of concerned) {
+        if (STOP.includes(keyword)) recordOptOut(deps.db, a, phone, `sms:${keyword}`, now)
+        else recordConsent(deps.db, a, phone, `sms:${keyword}`, now, true)
+      }
+      return onTimeline(null, concerned[0] ?? null)
+    })
+  }
+  if (HELP.includes(keyword)) {
+    const account = texted[0] ? findAccountById(deps.db, texted[0]) : undefined
+    const company = account ? `${account.name}${account.phone ? ` (${account.phone})` : ''}: texts` : 'Texts'
+    return inTransaction(deps.db, () => onTimeline(`${company} about your tow request. Reply STOP to stop, START to resume. Msg&data rates may apply.`, account?.id ?? null))
+  }
+  if (!job) return { ...inTransaction(deps.db, () => remember(null, null, null)), unmatched: true }
+  return inTransaction(deps.db, () => onTimeline(null, job.accountId))
 }
 
 const RANK: Record<string, number> = { queued: 0, sending: 1, sent: 2, delivered: 3, failed: 3 }
