@@ -11,18 +11,26 @@ import { TEMPLATE_NAMES } from './templates'
 import { listTemplates, resetTemplate, setTemplate } from './manage-templates'
 import { lookUpConsent, startTexts, stopTexts } from './manage-consent'
 
+/** What --status takes: the outbox's statuses. */
+const TEXT_STATUSES = ['queued', 'skipped', 'sending', 'sent', 'delivered', 'failed']
+
 const textsList: Command = {
   name: 'texts list',
   summary: 'List texts in the outbox (queued, skipped with the reason, sent, delivered, failed)',
   usage: 'towline texts list [--job JOB_ID] [--status S] [--limit N] [--db FILE] [--json]',
   options: { ...DB_OPTIONS, job: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' } },
   positionals: 0,
-  run: ({ values }) => withDb(values, (db, _config, links) => {
-    const limit = Math.min(1000, Math.max(1, Number(values.limit ?? 50) || 50))
-    const rows = listOutbox(db, links, { jobId: values.job, status: values.status, limit })
-    if (values.json) return printJson({ object: 'list', data: rows })
-    process.stdout.write(rows.length ? table(rows.map((r) => ({ ...r, status: r.skip_reason ? `${r.status} (${r.skip_reason})` : r.status, body: r.body.slice(0, 60) })), ['created_at', 'job_id', 'recipient', 'to', 'template', 'status', 'body']) : 'No texts yet.\n')
-  }),
+  run: ({ values }) => {
+    if (values.status !== undefined && !TEXT_STATUSES.includes(values.status)) throw new UsageError(`--status must be one of ${TEXT_STATUSES.join(', ')}`)
+    const limit = values.limit === undefined ? 50 : /^\d{1,4}$/.test(values.limit) ? Number(values.limit) : NaN
+    if (!(limit >= 1 && limit <= 1000)) throw new UsageError('--limit must be a whole number from 1 to 1000')
+    return withDb(values, (db, _config, links) => {
+      const rows = listOutbox(db, links, { jobId: values.job, status: values.status, limit })
+      if (values.json) return printJson({ object: 'list', data: rows })
+      const none = values.job || values.status ? 'No texts match.\n' : 'No texts yet.\n'
+      process.stdout.write(rows.length ? table(rows.map((r) => ({ ...r, status: r.skip_reason ? `${r.status} (${r.skip_reason})` : r.status, body: r.body.slice(0, 60) })), ['created_at', 'job_id', 'recipient', 'to', 'template', 'status', 'body']) : none)
+    })
+  },
 }
 
 const templatesCmd: Command = {

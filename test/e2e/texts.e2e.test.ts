@@ -283,6 +283,12 @@ test('with the default log provider nothing leaves the machine: texts are record
     const listed = JSON.parse(cli(f.bin, ['texts', 'list', '--json', '--job', job.id], { cwd: f.dir }).stdout).data
     expect(listed).toEqual(seen)
     expect(cli(f.bin, ['texts', 'list', '--job', job.id], { cwd: f.dir }).stdout).toContain('request_received')
+    // A filter it cannot read is said (then the usage), not answered as an empty outbox.
+    for (const [args, says] of [[['--status', 'bogus'], '--status must be one of queued, skipped, sending, sent, delivered, failed'], [['--limit', 'lots'], '--limit must be a whole number from 1 to 1000']] as const) {
+      const r = cli(f.bin, ['texts', 'list', ...args], { cwd: f.dir })
+      expect({ code: r.code, stdout: r.stdout, first: r.stderr.split('\n')[0] }).toEqual({ code: 2, stdout: '', first: expect.stringContaining(says) })
+    }
+    expect(cli(f.bin, ['texts', 'list', '--status', 'failed'], { cwd: f.dir }).stdout).toBe('No texts match.\n')
   } finally {
     await s.stop()
     f.cleanup()
