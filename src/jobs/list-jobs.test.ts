@@ -99,6 +99,14 @@ describe('GET /jobs', () => {
     const err = expectCallError(await call(api, key, 'GET', '/jobs?sort=asc'), 422, 'validation_failed')
     expect(err.details.fields.map((f: any) => f.path)).toEqual(['sort'])
   })
+
+  test('a query parameter given twice is 422 naming it, not read as its last value (a comma list is how status takes several)', async () => {
+    for (const path of ['/jobs?status=pending&status=confirmed', '/jobs?limit=5&limit=6', '/jobs/job_x/events?cursor=a&cursor=b']) {
+      const err = expectCallError(await call(api, key, 'GET', path), 422, 'validation_failed')
+      expect({ path, fields: err.details.fields }).toEqual({ path, fields: [{ path: new URLSearchParams(path.split('?')[1]).keys().next().value, message: 'must be given once' }] })
+    }
+    expect((await call(api, key, 'GET', '/jobs?status=pending,confirmed')).status).toBe(200)
+  })
 })
 
 describe('GET /jobs filters', () => {

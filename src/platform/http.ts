@@ -5,7 +5,7 @@ import { requestInfo } from './request-info'
 import { randomBase62 } from './ids'
 import { BodyError, readBody } from './body'
 import { loneSurrogatePath, MAX_JSON_DEPTH, nulCharacterPath, parseUntrustedJson } from './json'
-import { problemsOf, type RouteCheckers } from './validation'
+import { problemsOf, type FieldProblem, type RouteCheckers } from './validation'
 import { FormError, parseMultipart, parseUrlEncoded } from './forms'
 import { OVERSIZED_BODY, resolveRouteProps, type Answers, type BodySpec, type RouteProps } from './route-props'
 import { comesFromOwnPages, publicOriginOf } from './same-origin'
@@ -218,7 +218,7 @@ export function httpPlugin(deps: {
         if (checkers.headers || checkers.query || checkers.body) {
           const problems = [
             ...(checkers.headers?.((request.headers as unknown as { toJSON(): Record<string, string> }).toJSON()) ?? []),
-            ...(checkers.query?.(ctx.query) ?? []),
+            ...(checkers.query ? [...repeatedQueryNames(request.url, route), ...(checkers.query(ctx.query) ?? [])] : []),
             ...(checkers.body ? checkers.body(ctx.body) ?? [] : []),
           ]
           if (problems.length) throw validationFailed(problems.slice(0, 10))
@@ -383,6 +383,19 @@ export function createFetchHandler(
 
 /** One plain path segment, as ids are: anything else (encoded, empty, deeper) goes through the router. */
 const SEGMENT = /^[0-9A-Za-z_]{1,64}$/
+
+/**
+ * The query parameters an API request gives more than once (`?status=a&status=b`): each names
+ * one value, and reading only the last would hide the mistake.
+ */
+function repeatedQueryNames(url: string, route: string): FieldProblem[] {
+  const at = url.indexOf('?')
+  if (at === -1 || !route.startsWith('/api/')) return []
+  const seen = new Set<string>()
+  const out = new Set<string>()
+  for (const [name] of new URLSearchParams(url.slice(at + 1))) (seen.has(name) ? out : seen).add(name)
+  return [...out].map((name) => ({ path: name, message: 'must be given once' }))
+}
 
 /** The pre-routed answer for a query-less GET `path`, or null when the router must answer it. */
 function preRoute(pre: PreRouted, request: Request, path: string): Response | null {
