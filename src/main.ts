@@ -40,7 +40,7 @@ Settings (flags win over the environment):
 A plain http public URL on a host other than this machine gets a warning: phones share their
 position and camera only over https (this certificate, or a TLS proxy and an https public URL).
 Also: TOWLINE_LINK_KEY_FILE (default <db>.key: keep it with the database), TOWLINE_RATE_LIMIT_READS, TOWLINE_RATE_LIMIT_WRITES, TOWLINE_WEBHOOK_RETRY_SCHEDULE,
-TOWLINE_WEBHOOK_TIMEOUT_MS, TOWLINE_WEBHOOK_ALLOW_PRIVATE, TOWLINE_WEBHOOK_HISTORY_DAYS, TOWLINE_SMS_PROVIDER, TWILIO_*,
+TOWLINE_WEBHOOK_TIMEOUT_MS, TOWLINE_WEBHOOK_ALLOW_PRIVATE, TOWLINE_WEBHOOK_HISTORY_DAYS, TOWLINE_POSITION_HISTORY_DAYS, TOWLINE_SMS_PROVIDER, TWILIO_*,
 TOWLINE_TWILIO_API_BASE, TOWLINE_SMS_RETRY_SCHEDULE, TOWLINE_SMS_REPLY_WINDOW_HOURS, TOWLINE_TRACKING_LINK_DAYS, TOWLINE_TILE_URL, TOWLINE_IDLE_TIMEOUT_SECONDS, LOG_LEVEL. Logs are JSON lines on stdout; pipe to pino-pretty to read.
 SIGTERM or SIGINT drains requests, checkpoints the database and exits 0.`,
   options: { db: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'public-url': { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'trusted-proxies': { type: 'string' } },

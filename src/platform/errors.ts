@@ -28,7 +28,6 @@ export const ERROR_CATALOG = {
   idempotency_key_reused: { status: 422, when: 'The Idempotency-Key was used before with a different request.' },
   rate_limited: { status: 429, when: 'The key went over its per-minute limit (Retry-After, details.retry_after_seconds).' },
   internal_error: { status: 500, when: 'Something failed inside the service; nothing internal is echoed.' },
-  service_unavailable: { status: 503, when: 'The service is shutting down; retry on another attempt.' },
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CATALOG
