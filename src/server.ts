@@ -23,6 +23,29 @@ import { loadPageAssets } from './pages/assets'
 // Moved to the CLI kit (demo and the missing-database message print it too); kept exported here.
 export { selfCommand } from './cli/cli'
 
+/**
+ * Opens the database, refusing one this process cannot write (a read-only SQLite file or folder):
+ * served, it would answer reads and fail every write. The check's write is rolled back.
+ */
+function writableDatabase(path: string): ReturnType<typeof openDatabase> {
+  let db: ReturnType<typeof openDatabase> | undefined
+  try {
+    db = openDatabase(path)
+    if (db.engine === 'sqlite') {
+      // A write that changes nothing, rolled back: SQLite takes the lock even on a file it cannot write.
+      const { user_version: version } = db.$client.query<{ user_version: number }, []>('PRAGMA user_version').get()!
+      db.$client.exec('BEGIN IMMEDIATE')
+      try { db.$client.exec(`PRAGMA user_version = ${version}`) } finally { db.$client.exec('ROLLBACK') }
+    }
+    return db
+  } catch (err) {
+    const message = (err as Error).message
+    if (!/readonly|read-only|unable to open/i.test(message)) throw err
+    try { db?.$client.close() } catch { /* closing what could not be used */ }
+    throw new Error(`cannot write to the database ${path} (${message}): check that this user may write the file and its folder`)
+  }
+}
+
 /** Another process already listens on the port `serve` was given; main prints it and exits 1. */
 export class PortInUseError extends Error {}
 
@@ -48,8 +71,8 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   const assets = loadPageAssets()
   assets.catch(() => {})
   const loosened = restrictToOwner(config.dbPath)
-  if (loosened.length) logger.warn({ files: loosened }, 'database files were readable by other users; made them owner-only (0600)')
-  const db = openDatabase(config.dbPath)
+  if (loosened.length) logger.warn({ files: loosened }, 'database files were readable by other users; made them owner-only')
+  const db = writableDatabase(config.dbPath)
   const { key, created: keyCreated } = openLinkKey(db, config.linkKeyFile)
   if (keyCreated) logger.info({ file: config.linkKeyFile }, 'created the link key (keep it with the database: job links are sealed with it)')
   const applied = migrateDatabase(db, { linkKey: () => key })

@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync, linkSync, rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Command } from '../cli/cli'
 import { configFrom, UsageError, withDb } from '../cli/cli'
@@ -16,6 +16,7 @@ export const backupCommand: Command = {
 Uses SQLite VACUUM INTO: a complete, compacted copy taken in one read transaction. The key the
 job links are sealed with is written beside it as FILE.key (0600): keep the two together, a
 restored database without its key file is refused. Both are readable by their owner only.
+The copy is written as FILE.partial and takes its name only once complete.
 On PostgreSQL (--db postgres://...) FILE is a SQLite copy of it, read in one snapshot and
 verified table by table (towline db copy); pg_dump remains the PostgreSQL-native way.`,
   options: { db: { type: 'string' } },
@@ -36,20 +37,31 @@ function backupSqlite(values: Record<string, any>, target: string) {
     if (resolve(target) === resolve(config.dbPath)) throw new UsageError('the backup must be another file')
     const keyTarget = `${target}.key`
     if (existsSync(keyTarget)) throw new UsageError(`${keyTarget} exists; choose a new file name (the backup's link key goes there)`)
-    // Made 0600 before SQLite writes into it (it would create it 0644); 'wx' also refuses an existing file.
+    if (existsSync(target)) throw new UsageError(`${target} exists; choose a new file name`)
+    // Written under a name of its own and given the backup's name only once complete: a backup
+    // cut short (killed, disk full) never leaves a file that looks like one (serve would start on
+    // it as an empty database). Made 0600 before SQLite writes into it (it would create it 0644).
+    const partial = `${target}.partial`
+    rmSync(partial, { force: true })
+    rmSync(`${partial}-journal`, { force: true })
+    createOwnerOnly(partial)
     try {
-      createOwnerOnly(target)
+      db.$client.run('VACUUM INTO ?', [partial])
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`${target} exists; choose a new file name`)
-      throw err
-    }
-    try {
-      db.$client.run('VACUUM INTO ?', [target])
-    } catch (err) {
-      rmSync(target, { force: true })
+      rmSync(partial, { force: true })
       throw err
     }
     writeKeyFile(keyTarget, links.key)
+    // A link, not a rename: it refuses a file that appeared at the name meanwhile.
+    try {
+      linkSync(partial, target)
+    } catch (err) {
+      rmSync(keyTarget, { force: true })
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`${target} exists; choose a new file name`)
+      throw err
+    } finally {
+      rmSync(partial, { force: true })
+    }
     process.stdout.write(`Backed up ${config.dbPath} to ${target}, and its link key to ${keyTarget}: keep them together.\n`)
   })
 }

@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, openSync, readSync, statSync } from 'node:fs'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import * as schema from './schema'
 import { PgClient } from './pg/pg-client'
@@ -88,12 +88,30 @@ export function createOwnerOnly(path: string): void {
  */
 export function restrictToOwner(path: string): string[] {
   const changed: string[] = []
+  // A file that is not a SQLite database (opening it is refused next) is left as it was.
+  if (!looksLikeSqlite(path)) return changed
   for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
-    if (!existsSync(file) || (statSync(file).mode & 0o077) === 0) continue
-    chmodSync(file, 0o600)
+    if (!existsSync(file)) continue
+    const mode = statSync(file).mode
+    if ((mode & 0o077) === 0) continue
+    // Others lose their access; the owner's own bits stay as they are (a read-only file stays read-only).
+    chmodSync(file, mode & 0o700)
     changed.push(file)
   }
   return changed
+}
+
+/** True for a missing or empty file, or one that starts as a SQLite database does. */
+function looksLikeSqlite(path: string): boolean {
+  if (!existsSync(path) || statSync(path).size === 0) return true
+  const fd = openSync(path, 'r')
+  try {
+    const head = Buffer.alloc(16)
+    readSync(fd, head, 0, 16, 0)
+    return head.toString('latin1') === 'SQLite format 3\0'
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /**

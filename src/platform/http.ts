@@ -246,7 +246,16 @@ export function httpPlugin(deps: {
       // A handler that read a body itself through readBody and could not.
       if (error instanceof BodyError) return renderFor(answers, bodyRefused(error, 'form'), request)
       switch (code) {
-        case 'PARSE': return renderFor(answers, new AppError('invalid_json', 'The request body is not valid JSON.'), request)
+        case 'PARSE': {
+          // Elysia calls anything thrown while the body is read a parse error: only a JSON syntax
+          // error is the client's; a failure of the service's own (a database that refuses writes) is a 500.
+          const cause = (error as { cause?: unknown }).cause
+          if (cause !== undefined && !(cause instanceof SyntaxError)) {
+            logError(request, route, cause, 'failed while reading the request')
+            return renderFor(answers, new AppError('internal_error', INTERNAL_MESSAGE), request)
+          }
+          return renderFor(answers, new AppError('invalid_json', 'The request body is not valid JSON.'), request)
+        }
         case 'VALIDATION': {
           if ((error as any).type === 'response') {
             logError(request, route, error, 'response failed its own schema')

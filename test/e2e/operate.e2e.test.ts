@@ -3,6 +3,7 @@
  * are created for their owner only, and what the commands print is what exists.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
@@ -110,13 +111,64 @@ describe('commands that need a database never create one', () => {
       const s = await startServer(f.bin, { cwd: f.dir })
       expect(mode(join(f.dir, 'towline.db'))).toBe('600')
       expect(mode(join(f.dir, 'towline.db-wal'))).toBe('600')
-      const line = s.stdout().split('\n').find((l) => l.includes('0600'))
+      const line = s.stdout().split('\n').find((l) => l.includes('made them owner-only'))
       expect(line).toBeDefined()
       expect(JSON.parse(line!)).toMatchObject({ level: 40, files: [expect.stringContaining('towline.db')] })
       expect(await s.stop()).toBe(0)
     } finally {
       f.cleanup()
     }
+  })
+
+  test.skipIf(TEST_ENGINE !== 'sqlite')('serve refuses a database it cannot write, in one line, leaving it read-only; a file that is not a database keeps its mode', () => {
+    const f = freshFolder()
+    try {
+      expect(cli(f.bin, ['migrate'], { cwd: f.dir }).code).toBe(0)
+      const db = join(f.dir, 'towline.db')
+      chmodSync(db, 0o444)
+      // Root writes whatever the mode says: the server then runs as nobody, as a service user would.
+      const asRoot = process.getuid?.() === 0
+      if (asRoot) {
+        chmodSync(f.dir, 0o777)
+        for (const file of readdirSync(f.dir)) Bun.spawnSync(['chown', 'nobody', join(f.dir, file)])
+      }
+      const run = (args: string[]) => {
+        const r = Bun.spawnSync([...(asRoot ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : []), f.bin, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { cwd: f.dir, stdout: 'pipe', stderr: 'pipe', timeout: 10_000 })
+        return { code: r.exitCode, stderr: r.stderr.toString() }
+      }
+      const refused = run([])
+      expect(refused.code).toBe(1)
+      expect(refused.stderr.trim().split('\n')).toEqual([expect.stringContaining('cannot write to the database ./towline.db')])
+      expect(mode(db)).toBe('400')
+      Bun.write(join(f.dir, 'notes.txt'), 'not a database')
+      chmodSync(join(f.dir, 'notes.txt'), 0o644)
+      if (asRoot) Bun.spawnSync(['chown', 'nobody', join(f.dir, 'notes.txt')])
+      expect(run(['--db', 'notes.txt']).code).not.toBe(0)
+      expect(mode(join(f.dir, 'notes.txt'))).toBe('644')
+    } finally {
+      f.cleanup()
+    }
+  })
+
+  test.skipIf(TEST_ENGINE !== 'sqlite')('a backup killed part way leaves nothing at the backup\'s name; the next one completes', async () => {
+    const dir = folder.dir
+    cli(folder.bin, ['migrate', '--db', 'cut.db'], { cwd: dir })
+    // 40 MB more to copy, so the copy is still running when it is killed.
+    const raw = new Database(join(dir, 'cut.db'))
+    raw.run('CREATE TABLE filler (b BLOB)')
+    const add = raw.prepare('INSERT INTO filler VALUES (randomblob(65536))')
+    raw.transaction(() => { for (let i = 0; i < 640; i++) add.run() })()
+    raw.close()
+    const proc = Bun.spawn([folder.bin, 'backup', 'cut-backup.db', '--db', 'cut.db'], { cwd: dir, stdout: 'ignore', stderr: 'ignore' })
+    // Killed as soon as its copy has begun (a file of its own appears).
+    const started = Date.now()
+    while (!readdirSync(dir).some((n) => n.startsWith('cut-backup.db')) && Date.now() - started < 10_000) await Bun.sleep(1)
+    proc.kill('SIGKILL')
+    await proc.exited
+    expect(existsSync(join(dir, 'cut-backup.db'))).toBe(false)
+    expect(cli(folder.bin, ['backup', 'cut-backup.db', '--db', 'cut.db'], { cwd: dir }).code).toBe(0)
+    expect(readdirSync(dir).filter((n) => n.startsWith('cut-backup.db')).sort()).toEqual(['cut-backup.db', 'cut-backup.db.key'])
+    expect(cli(folder.bin, ['keys', 'list', '--db', 'cut-backup.db'], { cwd: dir }).code).toBe(0)
   })
 
   test('backup refuses a file that exists, leaving it as it was', () => {
