@@ -11,7 +11,7 @@ export const TWILIO_TOKEN = 'test_auth_token_' + randomBytes(8).toString('hex')
 export const TWILIO_FROM = '+15035550000'
 
 export interface StandinMessage { sid: string; to: string; from: string; messagingServiceSid: string | null; body: string; status: string; date_created: string; statusCallback: string | null }
-export type Answer = 'ok' | 'error500' | 'invalid' | 'unsubscribed' | 'hang' | 'delivered-first'
+export type Answer = 'ok' | 'error500' | 'invalid' | 'unsubscribed' | 'hang' | 'delivered-first' | 'stall'
 
 /** Signs a POST as Twilio does: base64 HMAC-SHA1 of the URL and the sorted parameters. */
 export function twilioSignature(url: string, params: Record<string, string>, token = TWILIO_TOKEN): string {
@@ -53,6 +53,8 @@ export function startTwilioStandin(opts: { answer?: (to: string, body: string) =
       if (answer === 'error500') return twilioError(500, 20500, 'Internal Server Error')
       if (answer === 'invalid') return twilioError(400, 21211, `The 'To' number ${form.To} is not a valid phone number.`)
       if (answer === 'unsubscribed') return twilioError(400, 21610, 'Attempt to send to unsubscribed recipient')
+      // Overloaded: the request is read but never answered, and no message is made.
+      if (answer === 'stall') await new Promise(() => {})
       // A Messaging Service picks the sending number from its pool: here, TWILIO_FROM.
       const m: StandinMessage = { sid: 'SM' + randomBytes(16).toString('hex'), to: form.To, from: form.From ?? TWILIO_FROM, messagingServiceSid: form.MessagingServiceSid ?? null, body: form.Body, status: 'queued', date_created: new Date().toUTCString(), statusCallback: form.StatusCallback ?? null }
       messages.push(m)

@@ -170,6 +170,27 @@ describe('ambiguous sends', () => {
     expect(creates('+15035550171')).toHaveLength(1)
     expect(textRows(job.id)[0].provider_message_id).toBe(twilio.messages.find((m) => m.to === '+15035550171')!.sid)
   })
+
+  test('a Twilio that never answers and never takes the text: each attempt is asked about, then retried on the schedule; after the last, failed, and nothing more is sent', async () => {
+    api = startTestApi()
+    const key = api.key('all')
+    answers.push((to) => (to === '+15035550175' ? 'stall' : undefined))
+    const provider = twilioProvider({ accountSid: TWILIO_SID, authToken: TWILIO_TOKEN, from: TWILIO_FROM, apiBase: twilio.apiBase, statusCallbackUrl: 'http://towline.test/sms/twilio/status', timeoutMs: 200 })
+    const s = sender({ provider })
+    s.start()
+    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Ul', phone: '503-555-0175', sms_consent: true }, pickup: { location: 'x' } })).body
+    for (const [attempts, wait] of [[1, 60_000], [2, 120_000]] as const) {
+      await until(() => creates('+15035550175').length === attempts && (api.db.$client.query('SELECT lease_owner AS o FROM texts WHERE job_id = ?').get(job.id) as { o: string | null }).o === null)
+      api.clock.advance(wait)
+      s.wake()
+    }
+    await until(() => textRows(job.id)[0].status === 'failed', 8000)
+    expect(creates('+15035550175')).toHaveLength(3)
+    api.clock.advance(3_600_000)
+    s.wake()
+    await Bun.sleep(300)
+    expect({ creates: creates('+15035550175').length, status: textRows(job.id)[0].status }).toEqual({ creates: 3, status: 'failed' })
+  })
 })
 
 describe('what a waiting text meets when it goes out', () => {

@@ -111,6 +111,8 @@ export class TextSender {
         this.q("UPDATE texts SET status = 'sent', provider_message_id = ?, error = NULL, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'sending' AND next_attempt_at = ?").run(found.id, later, t.id, t.next_attempt_at)
         applyEarlyReport(this.deps.db, this.deps.clock, found.id)
       }
+      // Not taken after a timeout on its last attempt (no lease: sendRun left it to be asked about): failed, as any last attempt.
+      else if (t.lease_owner === null && t.attempts > this.deps.retryMs.length) this.q("UPDATE texts SET status = 'failed', next_attempt_at = NULL, updated_at = ? WHERE id = ? AND status = 'sending' AND next_attempt_at = ?").run(later, t.id, t.next_attempt_at)
       else this.q("UPDATE texts SET status = 'queued', next_attempt_at = ?, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'sending' AND next_attempt_at = ?").run(later, later, t.id, t.next_attempt_at)
       this.deps.logger.info({ text_id: t.id, found: !!found }, 'settled a text caught mid-send')
     }
@@ -262,7 +264,10 @@ export class TextSender {
           // Perhaps taken (a timeout after sending): it stays `sending` until its retry time, when
           // settleExpired asks the provider before anything is sent again, as after a crash.
           // With no retry left it is asked about at once: a text the provider took is never called failed.
-          if (e.retryable && e.maybeSent) outcomes.push(() => this.q(`UPDATE texts SET error = ?, next_attempt_at = ?, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(e.message, later + (wait ?? 0), later, t.id, lease))
+          if (e.retryable && e.maybeSent) {
+            outcomes.push(() => this.q(`UPDATE texts SET error = ?, next_attempt_at = ?, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(e.message, later + (wait ?? 0), later, t.id, lease))
+            if (wait === undefined) this.again = true
+          }
           else if (wait !== undefined) outcomes.push(() => this.q(`UPDATE texts SET status = 'queued', error = ?, next_attempt_at = ?, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(e.message, later + wait, later, t.id, lease))
           else outcomes.push(() => this.q(`UPDATE texts SET status = 'failed', error = ?, next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE ${mine}`).run(e.message, later, t.id, lease))
           this.deps.logger.warn({ text_id: t.id, error: e.message, retry: wait !== undefined, maybe_sent: e.maybeSent }, 'text not sent')
