@@ -47,18 +47,15 @@ function backupSqlite(values: Record<string, any>, target: string) {
     createOwnerOnly(partial)
     try {
       db.$client.run('VACUUM INTO ?', [partial])
-    } catch (err) {
-      rmSync(partial, { force: true })
-      throw err
-    }
-    writeKeyFile(keyTarget, links.key)
-    // A link, not a rename: it refuses a file that appeared at the name meanwhile.
-    try {
-      linkSync(partial, target)
-    } catch (err) {
-      rmSync(keyTarget, { force: true })
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`${target} exists; choose a new file name`)
-      throw err
+      writeKeyFile(keyTarget, links.key)
+      // A link, not a rename: it refuses a file that appeared at the name meanwhile.
+      try {
+        linkSync(partial, target)
+      } catch (err) {
+        rmSync(keyTarget, { force: true })
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`${target} exists; choose a new file name`)
+        throw err
+      }
     } finally {
       rmSync(partial, { force: true })
     }

@@ -118,7 +118,7 @@ type DeliveryReport = { providerId: string; status: string; errorCode: string | 
  * milliseconds of taking a message, before the sender writes its sid): kept a while, and applied
  * when the sender records the sid (applyEarlyReport).
  */
-const early = new Map<string, { report: DeliveryReport; at: number }>()
+const early = new Map<string, { report: DeliveryReport; to: string; at: number }>()
 const EARLY_KEEP_MS = 5 * 60_000
 
 /** Applies a report that came before the sender recorded `providerId`, if one did. */
@@ -138,7 +138,7 @@ export function applyDeliveryReport(db: Db, clock: Clock, report: DeliveryReport
     const now = clock.now()
     for (const [sid, kept] of early) { if (now - kept.at > EARLY_KEEP_MS || early.size > 10_000) early.delete(sid); else break }
     const before = early.get(report.providerId)
-    if (!before || (RANK[before.report.status === 'undelivered' ? 'failed' : before.report.status] ?? 0) < RANK[to]!) early.set(report.providerId, { report, at: now })
+    if (!before || RANK[before.to]! < RANK[to]!) early.set(report.providerId, { report, to, at: now })
     return false
   }
   if ((RANK[row.status] ?? 0) >= RANK[to]!) return false

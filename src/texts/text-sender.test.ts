@@ -14,6 +14,7 @@ import { startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN, type Answer 
 import { logProvider, twilioProvider } from './providers'
 import { TextSender, type TextSenderDeps } from './text-sender'
 import { onTextsQueued } from './queue-text'
+import { replaceTrackingLink } from '../jobs/replace-tracking-link'
 
 const answers: ((to: string, body: string) => Answer | undefined)[] = []
 const twilio = startTwilioStandin({ answer: (to, body) => answers.map((a) => a(to, body)).find((x) => x) ?? 'ok' })
@@ -29,8 +30,8 @@ afterEach(async () => {
   api?.close()
 })
 
-function sender(over: Partial<TextSenderDeps> = {}) {
-  const provider = twilioProvider({ accountSid: TWILIO_SID, authToken: TWILIO_TOKEN, from: TWILIO_FROM, apiBase: twilio.apiBase, statusCallbackUrl: 'http://towline.test/sms/twilio/status' })
+function sender(over: Partial<TextSenderDeps> = {}, twilioTimeoutMs?: number) {
+  const provider = twilioProvider({ accountSid: TWILIO_SID, authToken: TWILIO_TOKEN, from: TWILIO_FROM, apiBase: twilio.apiBase, statusCallbackUrl: 'http://towline.test/sms/twilio/status', timeoutMs: twilioTimeoutMs })
   const s = new TextSender({ db: api.db, clock: api.clock, logger, provider, retryMs: [60_000, 120_000], owner: 'test-host:1', links: api.links, ...over })
   senders.push(s)
   onTextsQueued(() => s.wake())
@@ -42,6 +43,24 @@ async function call(key: string, method: string, path: string, body?: unknown) {
 }
 const textRows = (jobId: string) => api.db.$client.query('SELECT template, status, provider_message_id, attempts FROM texts WHERE job_id = ? ORDER BY created_at, id').all(jobId) as any[]
 const creates = (to: string) => twilio.creates.filter((c) => c.to === to)
+/** A text's attempts so far and who holds it (null: nobody is sending it now). */
+const leaseOf = (jobId: string) => api.db.$client.query('SELECT attempts, lease_owner AS owner FROM texts WHERE job_id = ?').get(jobId) as { attempts: number; owner: string | null }
+
+/**
+ * A running sender (Twilio's timeout `twilioTimeoutMs`) and a new job whose customer, at
+ * 503-555-`line`, consented: Twilio answers its creates to that number as `answer` says from
+ * how many came before (undefined: as usual).
+ */
+async function jobTexted(line: string, answer: (before: number) => Answer | undefined, twilioTimeoutMs?: number) {
+  api = startTestApi()
+  const key = api.key('all')
+  const to = `+1503555${line}`
+  answers.push((number) => (number === to ? answer(creates(to).length) : undefined))
+  const s = sender({}, twilioTimeoutMs)
+  s.start()
+  const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Ro', phone: `503-555-${line}`, sms_consent: true }, pickup: { location: 'x' } })).body
+  return { key, s, job, to }
+}
 
 describe('order', () => {
   test('texts to one number go out in the order they were written: a later one waits while an earlier one is retried', async () => {
@@ -153,16 +172,9 @@ describe('leases', () => {
 
 describe('ambiguous sends', () => {
   test('Twilio takes a text but answers after the timeout: it is asked about before any second send, and the customer gets it once', async () => {
-    api = startTestApi()
-    const key = api.key('all')
-    answers.push((to) => (to === '+15035550171' && creates('+15035550171').length === 0 ? 'hang' : undefined))
-    const provider = twilioProvider({ accountSid: TWILIO_SID, authToken: TWILIO_TOKEN, from: TWILIO_FROM, apiBase: twilio.apiBase, statusCallbackUrl: 'http://towline.test/sms/twilio/status', timeoutMs: 200 })
-    const s = sender({ provider })
-    s.start()
-    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Ro', phone: '503-555-0171', sms_consent: true }, pickup: { location: 'x' } })).body
+    const { s, job } = await jobTexted('0171', (before) => (before === 0 ? 'hang' : undefined), 200)
     // Timed out: still `sending` (perhaps taken), its next look at the retry's time.
-    const lease = () => api.db.$client.query('SELECT attempts, lease_owner AS owner FROM texts WHERE job_id = ?').get(job.id) as { attempts: number; owner: string | null }
-    await until(() => lease().attempts === 1 && lease().owner === null)
+    await until(() => leaseOf(job.id).attempts === 1 && leaseOf(job.id).owner === null)
     expect(textRows(job.id)[0].status).toBe('sending')
     api.clock.advance(60_000)
     s.wake()
@@ -172,15 +184,9 @@ describe('ambiguous sends', () => {
   })
 
   test('a Twilio that never answers and never takes the text: each attempt is asked about, then retried on the schedule; after the last, failed, and nothing more is sent', async () => {
-    api = startTestApi()
-    const key = api.key('all')
-    answers.push((to) => (to === '+15035550175' ? 'stall' : undefined))
-    const provider = twilioProvider({ accountSid: TWILIO_SID, authToken: TWILIO_TOKEN, from: TWILIO_FROM, apiBase: twilio.apiBase, statusCallbackUrl: 'http://towline.test/sms/twilio/status', timeoutMs: 200 })
-    const s = sender({ provider })
-    s.start()
-    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Ul', phone: '503-555-0175', sms_consent: true }, pickup: { location: 'x' } })).body
+    const { s, job } = await jobTexted('0175', () => 'stall', 200)
     for (const [attempts, wait] of [[1, 60_000], [2, 120_000]] as const) {
-      await until(() => creates('+15035550175').length === attempts && (api.db.$client.query('SELECT lease_owner AS o FROM texts WHERE job_id = ?').get(job.id) as { o: string | null }).o === null)
+      await until(() => creates('+15035550175').length === attempts && leaseOf(job.id).owner === null)
       api.clock.advance(wait)
       s.wake()
     }
@@ -195,12 +201,7 @@ describe('ambiguous sends', () => {
 
 describe('what a waiting text meets when it goes out', () => {
   test('texts allowed turned off while a text waits for its retry: it is skipped (no_consent), never sent', async () => {
-    api = startTestApi()
-    const key = api.key('all')
-    answers.push((to) => (to === '+15035550172' ? 'error500' : undefined))
-    const s = sender()
-    s.start()
-    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Su', phone: '503-555-0172', sms_consent: true }, pickup: { location: 'x' } })).body
+    const { key, s, job } = await jobTexted('0172', () => 'error500')
     await until(() => textRows(job.id)[0].status === 'queued' && textRows(job.id)[0].attempts === 1)
     answers.length = 0
     expect((await call(key, 'PATCH', `/jobs/${job.id}`, { customer: { sms_consent: false } })).status).toBe(200)
@@ -212,15 +213,9 @@ describe('what a waiting text meets when it goes out', () => {
   })
 
   test("a number corrected while a text waits: it goes to the new number; a new tracking link meanwhile: it carries the new one", async () => {
-    api = startTestApi()
-    const key = api.key('all')
-    answers.push((to) => (to === '+15035550173' ? 'error500' : undefined))
-    const s = sender()
-    s.start()
-    const job = (await call(key, 'POST', '/jobs', { customer: { name: 'Ty', phone: '503-555-0173', sms_consent: true }, pickup: { location: 'x' } })).body
+    const { key, s, job } = await jobTexted('0173', () => 'error500')
     await until(() => textRows(job.id)[0].status === 'queued' && textRows(job.id)[0].attempts === 1)
     expect((await call(key, 'PATCH', `/jobs/${job.id}`, { customer: { phone: '503-555-0174' } })).status).toBe(200)
-    const { replaceTrackingLink } = await import('../jobs/replace-tracking-link')
     replaceTrackingLink(api.contexts.forOperator(api.accountId), job.id)
     const fresh = (await call(key, 'GET', `/jobs/${job.id}`)).body
     expect(fresh.tracking_url).not.toBe(job.tracking_url)

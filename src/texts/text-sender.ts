@@ -15,7 +15,7 @@ const BATCH = 50
 const DUE_READ = 200
 /** Outcomes of a run of texts are written at least this often (ms). */
 const RECORD_MS = 50
-/** A tracking link as a stored text holds it (sealedLinkOf): swapped for the job's current one at send time. */
+/** A tracking link as a stored text holds it (sealedLinkOf: the job's own sealed token): swapped for the job's current one at send time. */
 const SEALED_TRACKING_LINK = /\/t\/\{sealed:[^}]+\}/g
 
 type TextRow = { id: string; account_id: string; job_id: string | null; recipient: string; to_phone: string; from_number: string | null; body: string; status: string; attempts: number; sending_at: number | null; created_at: number; next_attempt_at: number | null; lease_owner: string | null }
@@ -209,7 +209,7 @@ export class TextSender {
             this.again = true
             continue
           }
-          if (now_.body !== t.body && openLinksIn(this.deps.links, now_.body) !== openLinksIn(this.deps.links, t.body)) {
+          if (now_.body !== t.body) {
             // A new tracking link was made meanwhile: the old one answers 410.
             this.q("UPDATE texts SET body = ?, updated_at = ? WHERE id = ? AND status = 'queued'").run(now_.body, now, t.id)
             t.body = now_.body
