@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
-import { cli, freshFolder, type RunningServer } from '../binary'
+import { cli, freshFolder, apiCaller, type RunningServer } from '../binary'
 import { signedInPage, startDashboard, type Dashboard, type Login } from '../browser/dashboard'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
 
@@ -28,8 +28,7 @@ afterAll(async () => {
 
 /** A fresh context signed in as `user`, on the board. */
 const signIn = (user: Login, viewport = { width: 1280, height: 800 }): Promise<Page> => signedInPage(browser, base, user, viewport)
-const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+const api = apiCaller(() => server, () => key)
 const card = (page: Page, status: string, id: string) => page.locator(`[data-status="${status}"] [data-job-id="${id}"]`)
 
 describe('the dispatch board in Chromium', () => {

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { cli, createKeyWithCli, freePort, freshFolder, startServer, type RunningServer } from '../binary'
+import { cli, createKeyWithCli, freePort, freshFolder, startServer, apiCaller, type RunningServer } from '../binary'
 import { launchChromium } from '../browser/chromium'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
 import { startTwilioStandin, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN } from '../twilio-standin'
@@ -40,8 +40,7 @@ afterAll(async () => {
   folder?.cleanup()
 })
 
-const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+const api = apiCaller(() => server, () => key)
 const events = async (id: string) => (await api('GET', `/jobs/${id}/events?limit=100`)).body.data as any[]
 async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000) {
   const end = Date.now() + ms

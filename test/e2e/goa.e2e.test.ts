@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
-import { cli, createKeyWithCli, freePort, freshFolder, startServer, type RunningServer } from '../binary'
+import { cli, createKeyWithCli, freePort, freshFolder, startServer, apiCaller, type RunningServer } from '../binary'
 import { launchChromium } from '../browser/chromium'
 import { createLogin, signedInPage } from '../browser/dashboard'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
@@ -43,8 +43,7 @@ afterAll(async () => {
   folder?.cleanup()
 })
 
-const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+const api = apiCaller(() => server, () => key)
 async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000) {
   const end = Date.now() + ms
   while (!(await cond())) {

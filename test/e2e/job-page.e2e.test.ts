@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createServer, connect, type Socket } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
-import { cli, freshFolder, type RunningServer } from '../binary'
+import { cli, freshFolder, apiCaller, type RunningServer } from '../binary'
 import { createLogin, signedInPage, startDashboard, type Dashboard, type Login } from '../browser/dashboard'
 import { expectAccessible, expectNoHorizontalOverflow } from '../browser/page-checks'
 
@@ -34,8 +34,7 @@ afterAll(async () => {
 
 /** A fresh context signed in as `user`, on the board. */
 const signIn = (user: Login, viewport = { width: 1280, height: 900 }): Promise<Page> => signedInPage(browser, base, user, viewport)
-const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+const api = apiCaller(() => server, () => key)
 const lastEvent = async (id: string) => (await api('GET', `/jobs/${id}/events?limit=100`)).body.data.at(-1)
 const userId = () => (JSON.parse(cli(folder.bin, ['users', 'list', '--json'], { cwd: folder.dir }).stdout).data as { id: string; email: string }[]).find((u) => u.email === DISPATCHER.email)!.id
 /** Clicks a button and waits for the page it leads to. */
