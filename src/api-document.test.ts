@@ -105,7 +105,7 @@ describe('the OpenAPI document as integrators read it', () => {
     expect(Object.keys(account.properties.contacts.items.properties)).toEqual(['name', 'role', 'phone', 'email'])
     for (const path of ['/accounts', '/accounts/{id}']) {
       expect({ path, scope: doc.paths[path].get['x-required-scope'], tags: doc.paths[path].get.tags }).toEqual({ path, scope: 'accounts:read', tags: ['Commercial accounts'] })
-      expect(Object.keys(doc.paths[path].get.responses)).toEqual(path === '/accounts' ? ['200', '401', '403', '422', '429', '500'] : ['200', '401', '403', '404', '429', '500'])
+      expect(Object.keys(doc.paths[path].get.responses)).toEqual(path === '/accounts' ? ['200', '401', '403', '422', '429', '500'] : ['200', '401', '403', '404', '422', '429', '500'])
     }
     expect(doc.components.schemas.Job.properties.commercial_account).toMatchObject({ anyOf: [{ type: 'object', required: ['id', 'name'] }, { type: 'null' }] })
     expect(doc.components.schemas.Job.required).toContain('commercial_account')
@@ -152,7 +152,8 @@ describe('the OpenAPI document as integrators read it', () => {
       expect({ label, scope: op['x-required-scope'] in scopes, security: op.security }).toEqual({ label, scope: true, security: [{ bearerAuth: [] }] })
       expect(op.description).toContain(`\`${op['x-required-scope']}\``)
     }
-    expect(doc.info.version).toBe('1.0.0')
+    // The API version (api-spec.md, Versioning), as webhook payloads carry it in api_version.
+    expect(doc.info.version).toBe('2026-09-01')
   })
 
   test('limit is the integer integrators send, 1 to 100', () => {
@@ -165,7 +166,8 @@ describe('the OpenAPI document as integrators read it', () => {
     const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses)
     for (const { label, op } of operations()) {
       const s = Object.keys(op.responses)
-      expect({ label, auth: ['401', '403', '429'].every((x) => s.includes(x)) }).toEqual({ label, auth: true })
+      // 422 on every one: a query parameter the operation does not declare is refused.
+      expect({ label, auth: ['401', '403', '422', '429'].every((x) => s.includes(x)) }).toEqual({ label, auth: true })
       if (label.includes('{')) expect({ label, has404: s.includes('404') }).toEqual({ label, has404: true })
       if (!label.startsWith('GET')) expect({ label, body: ['400', '413', '422'].every((x) => s.includes(x)) }).toEqual({ label, body: true })
     }

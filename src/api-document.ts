@@ -10,9 +10,6 @@ import { buildOpenApiDocument, type WebhookSpec } from './platform/openapi'
 import { JOB_EVENT_DOCS, JobWebhookEvent, PingWebhookEvent } from './webhooks/webhook.model'
 import { API_VERSION, VERSION } from './version'
 
-/** The API's version: the major is the /v1 of every path. */
-export const OPENAPI_INFO_VERSION = '1.0.0'
-
 
 const TAGS = [
   { name: 'Account', description: 'The API key making the request.' },
@@ -77,13 +74,13 @@ export function buildApiDocument(app: AnyElysia, publicUrl: string) {
   return buildOpenApiDocument(app, {
     info: {
       title: 'Towline API',
-      version: OPENAPI_INFO_VERSION,
+      version: API_VERSION,
       description:
         'Towing dispatch jobs, their timeline, units, services, the commercial accounts directory and webhooks. JSON in, JSON out. ' +
         'Authenticate with `Authorization: Bearer svc_live_...`; each operation names the scope it needs. ' +
         'Errors are `{ error: { code, message, details } }`; branch on `error.code`. ' +
         'Every response carries a `Request-Id` header. Clients must tolerate unknown fields.\n\n' +
-        `API v1; webhook payloads carry \`api_version\` ${API_VERSION}. Served by Towline ${VERSION}.`,
+        `API version ${API_VERSION} (the paths' /v1), as webhook payloads carry it in \`api_version\`. Served by Towline ${VERSION}.`,
       contact: { name: 'The operator of this installation', url: publicUrl },
       license: { name: 'MIT', identifier: 'MIT' },
     },

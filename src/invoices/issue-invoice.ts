@@ -11,6 +11,7 @@ import { invoiceEvent } from './invoice-event'
 import { listPaymentRows, nextInvoiceNumber } from './invoice.queries'
 import type { InvoiceLine } from './invoice.table'
 import { invoiceView, type InvoiceRow, type InvoiceView } from './invoice.view'
+import { charCount } from '../platform/chars'
 
 /** The most lines an invoice holds. */
 export const MAX_INVOICE_LINES = 50
@@ -31,7 +32,7 @@ export function lineProblems(lines: InvoiceLine[]): FieldProblem[] {
   if (lines.length > MAX_INVOICE_LINES) return [{ path: 'lines', message: `an invoice holds at most ${MAX_INVOICE_LINES} lines` }]
   lines.forEach((l, i) => {
     const d = l.description.trim()
-    if (d.length < 1 || d.length > MAX_LINE_DESCRIPTION) problems.push({ path: `lines.${i}.description`, message: `must be 1 to ${MAX_LINE_DESCRIPTION} characters` })
+    if (d.length < 1 || charCount(d) > MAX_LINE_DESCRIPTION) problems.push({ path: `lines.${i}.description`, message: `must be 1 to ${MAX_LINE_DESCRIPTION} characters` })
     if (!Number.isSafeInteger(l.amount_cents) || l.amount_cents === 0 || Math.abs(l.amount_cents) > MAX_LINE_CENTS) {
       problems.push({ path: `lines.${i}.amount_cents`, message: `must be an amount from 0.01 to ${dollarsText(MAX_LINE_CENTS)} (a discount: the same with a minus sign)` })
     }

@@ -6,6 +6,7 @@ import { dollarsText } from '../platform/money'
 import type { FieldProblem } from '../platform/validation'
 import { changeInvoice, invoiceRefused } from './invoice-change'
 import type { InvoiceView } from './invoice.view'
+import { charCount } from '../platform/chars'
 
 /** The longest payment method ("cash", "card", "check 1042", "motor club account"...). */
 export const MAX_METHOD = 40
@@ -23,7 +24,7 @@ export function recordPayment(ctx: OperationContext, invoiceId: string, input: {
   const method = input.method.trim()
   const problems: FieldProblem[] = []
   if (!Number.isSafeInteger(input.amountCents) || input.amountCents <= 0) problems.push({ path: 'amount', message: 'must be an amount above $0.00, in dollars and cents, e.g. 185.00' })
-  if (method.length < 1 || method.length > MAX_METHOD) problems.push({ path: 'method', message: `must be 1 to ${MAX_METHOD} characters, e.g. cash, card, check` })
+  if (method.length < 1 || charCount(method) > MAX_METHOD) problems.push({ path: 'method', message: `must be 1 to ${MAX_METHOD} characters, e.g. cash, card, check` })
   if (problems.length) throw validationFailed(problems)
   return changeInvoice(ctx, invoiceId, (tx, inv, now) => {
     if (inv.status !== 'issued') throw invoiceRefused(inv, 'paid')

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { startTestApi, type TestApi } from '../../test/kit'
 import { call, makeJob, makeUnit, NO_LIMITS } from '../../test/jobs-helpers'
 import { BASIC_HEADER, completedRow, csvText, utf16le, utf8, windows1252 } from '../../test/csv-files'
-import { importJobs, IMPORT_MAX_BYTES, type ImportResult } from './import-jobs'
+import { checkImport, importJobs, IMPORT_MAX_BYTES, writeImport, type ImportResult } from './import-jobs'
 
 let api: TestApi
 let key: string
@@ -230,6 +230,25 @@ describe('all or nothing', () => {
     const before = footprint()
     const r = run(utf8(csvText(BASIC_HEADER, rows)))
     expect(errorsOf(r)).toEqual(['499|customer.name|must not be empty'])
+    expect(footprint()).toEqual(before)
+  })
+})
+
+describe('an import and another writer at once', () => {
+  test('references taken between the check and the write (another instance importing the same file): nothing is written, and every taken row is named, not only the first', async () => {
+    const bytes = utf8(csvText(BASIC_HEADER, [completedRow(1), completedRow(2), completedRow(3)]))
+    const checked = checkImport(operator(), bytes, { dryRun: false })
+    if (!('checked' in checked)) throw new Error(`the file should pass: ${JSON.stringify(checked.done.errors)}`)
+    // Meanwhile, rows 2 and 4's references are taken.
+    const one = (await makeJob(api, key, { external_ref: 'HIST-1' })).id
+    const three = (await makeJob(api, key, { external_ref: 'HIST-3' })).id
+    const before = footprint()
+    const r = writeImport(operator(), checked.checked, bytes)
+    expect(r).toMatchObject({ dryRun: false, rows: 3, imported: 0, jobIds: [] })
+    expect(errorsOf(r)).toEqual([
+      `2|external_ref|is already the reference of another job of this account (${one})`,
+      `4|external_ref|is already the reference of another job of this account (${three})`,
+    ])
     expect(footprint()).toEqual(before)
   })
 })

@@ -1,4 +1,5 @@
 import { requirePermission } from '../accounts/actor'
+import { charCount } from '../platform/chars'
 import { inTransaction } from '../db/client'
 import { createJob, readCreateInput, type HistoricJob } from '../jobs/create-job'
 import { FINISHED, isFinished, NEEDS_UNIT, STATUSES, type JobStatus } from '../jobs/job-status'
@@ -164,8 +165,8 @@ function checkRow(env: Env, rec: CsvRecord): { prepared?: Prepared; errors: RowE
   if (milestones.reopened_at !== undefined && reopenCount < 1) add('reopen_count', 'must be at least 1 when reopened_at is set')
 
   const cancelReason = str('cancel_reason')
-  if (status === 'cancelled' && (!cancelReason || cancelReason.length < 3 || cancelReason.length > 500)) add('cancel_reason', 'is required for a cancelled job: 3 to 500 characters')
-  else if (status === 'goa' && cancelReason && (cancelReason.length < 3 || cancelReason.length > 500)) add('cancel_reason', 'must be 3 to 500 characters')
+  if (status === 'cancelled' && (!cancelReason || charCount(cancelReason) < 3 || charCount(cancelReason) > 500)) add('cancel_reason', 'is required for a cancelled job: 3 to 500 characters')
+  else if (status === 'goa' && cancelReason && (charCount(cancelReason) < 3 || charCount(cancelReason) > 500)) add('cancel_reason', 'must be 3 to 500 characters')
   else if (status && status !== 'cancelled' && status !== 'goa' && cancelReason) add('cancel_reason', 'can only be set on a cancelled or goa job')
 
   const unitName = str('unit')
@@ -190,7 +191,7 @@ function checkRow(env: Env, rec: CsvRecord): { prepared?: Prepared; errors: RowE
   if (rating !== null && (rating < 1 || rating > 5)) add('rating', 'must be a whole number from 1 to 5')
   else if (rating !== null && status && status !== 'completed') add('rating', 'can only be set on a completed job')
   if (ratingComment !== null && rating === null) add('rating_comment', 'needs a rating')
-  else if (ratingComment !== null && ratingComment.length > 1000) add('rating_comment', 'must be at most 1000 characters')
+  else if (ratingComment !== null && charCount(ratingComment) > 1000) add('rating_comment', 'must be at most 1000 characters')
   if (num('rated_at') !== null && rating === null) add('rated_at', 'needs a rating')
 
   for (const [column, message] of errors) list.push({ row: rec.row, column, message })
@@ -238,7 +239,7 @@ function readHeader(rec: CsvRecord): { header: (CsvColumn | null)[]; moneyColumn
  */
 export function importJobs(ctx: OperationContext, bytes: Uint8Array, opts: { dryRun: boolean }): ImportResult {
   const checked = checkImport(ctx, bytes, opts)
-  return 'done' in checked ? checked.done : writeImport(ctx, checked.checked)
+  return 'done' in checked ? checked.done : writeImport(ctx, checked.checked, bytes)
 }
 
 /** What `checkImport` found ready to write: every row passed. */
@@ -303,10 +304,19 @@ export function checkImport(ctx: OperationContext, bytes: Uint8Array, opts: { dr
   return { checked: { rows: data.length, prepared } }
 }
 
-/** The second half: writes checked rows in one transaction (or inside the caller's); a row refused meanwhile writes nothing. */
-export function writeImport(ctx: OperationContext, checked: CheckedImport): ImportResult {
+/**
+ * The second half: writes checked rows in one transaction (or inside the caller's); a row refused
+ * meanwhile writes nothing. Refused, the file `bytes` is checked again against what changed (an
+ * import of the same file by another instance, say), so the answer lists every row's problem as
+ * if the two imports had run one after the other, not only the first row the write reached.
+ */
+export function writeImport(ctx: OperationContext, checked: CheckedImport, bytes: Uint8Array): ImportResult {
   const written = writeAll(ctx, checked.prepared)
-  if ('error' in written) return { dryRun: false, rows: checked.rows, imported: 0, jobIds: [], errors: [written.error] }
+  if ('error' in written) {
+    const again = checkImport(ctx, bytes, { dryRun: true })
+    const errors = 'done' in again && again.done.errors.length ? again.done.errors : [written.error]
+    return { dryRun: false, rows: checked.rows, imported: 0, jobIds: [], errors }
+  }
   return { dryRun: false, rows: checked.rows, imported: written.ids.length, jobIds: written.ids, errors: [] }
 }
 

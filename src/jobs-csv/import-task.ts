@@ -27,7 +27,7 @@ export function runTask(task: ImportTask): ImportReply {
       const checked = checkImport(ctx, bytes, { dryRun: task.dryRun })
       return 'done' in checked ? { done: answer(checked.done) } : checked
     }
-    const write = (checked: CheckedImport) => answer(writeImport(ctx, checked))
+    const write = (checked: CheckedImport) => answer(writeImport(ctx, checked, bytes))
     const done = task.idempotency
       ? withIdempotencyChecked({ db, clock, links }, idempotencyOwner(ctx.actor), task.idempotency.key, { method: 'POST', path: '/import', body: { sha256: task.idempotency.sha256 } }, check, write)
       : (() => { const first = check(); return { ...('done' in first ? first.done : write(first.checked)), replayed: false } })()

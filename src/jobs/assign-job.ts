@@ -20,12 +20,13 @@ export function assignJob(ctx: OperationContext, id: string, unitId: string, gua
     const unit = findVisibleUnit(tx, ctx.scope, unitId)
     if (!unit) throw validationFailed([{ path: 'unit_id', message: `names no unit of this account${ctx.scope.siteIds ? ' at your sites' : ''}` }])
     if (!servesSite(unit, job.siteId)) throw validationFailed([{ path: 'unit_id', message: `names unit ${unit.name}, which does not serve this job's site` }])
-    // Same unit again: nothing to do, unless the job is back at confirmed still holding it (after a reopen).
-    const moves = job.status === 'pending' || job.status === 'confirmed'
-    if (job.unitId === unit.id && !moves) return job
+    // A finished job is refused whatever the unit, the one it kept included.
     if (isFinished(job.status)) {
       throw new AppError('job_transition_refused', `The job is ${job.status}; a finished job cannot be assigned. Reopen it first.`, { from: job.status, to: 'dispatched', reason: 'job_finished' })
     }
+    // Same unit again: nothing to do, unless the job is back at confirmed still holding it (after a reopen).
+    const moves = job.status === 'pending' || job.status === 'confirmed'
+    if (job.unitId === unit.id && !moves) return job
     const previous = job.unitId && job.unitId !== unit.id ? findUnit(tx, job.accountId, job.unitId) : undefined
     const ref = (u: { id: string; name: string }) => ({ id: u.id, name: u.name })
     const link = mintLinkToken(ctx.links)

@@ -5,6 +5,7 @@ import type { OperationContext } from '../operations/operation-context'
 import { photoTypeOf } from './add-photo'
 import { commitJobChange } from './commit-job-change'
 import { loadWritableJob, type ActionGuard } from './job-context'
+import { charCount } from '../platform/chars'
 
 /** The largest signature image taken: a phone's drawing as PNG is tens of kilobytes. */
 export const MAX_SIGNATURE_BYTES = 1024 * 1024
@@ -23,7 +24,7 @@ export function captureSignature(ctx: OperationContext, jobId: string, input: { 
   if (actor.kind !== 'driver') throw new AppError('forbidden', 'Signatures are captured on the driver\'s page.', { actor: actor.kind, required_permission: 'jobs:drive' })
   const signerName = input.signerName.trim()
   const problems = []
-  if (signerName.length < 1 || signerName.length > 200) problems.push({ path: 'signer_name', message: 'must be 1 to 200 characters' })
+  if (signerName.length < 1 || charCount(signerName) > 200) problems.push({ path: 'signer_name', message: 'must be 1 to 200 characters' })
   if (input.png.length === 0) problems.push({ path: 'signature', message: 'is blank: draw it first' })
   else if (input.png.length > MAX_SIGNATURE_BYTES) problems.push({ path: 'signature', message: 'must be at most 1 MB' })
   else if (photoTypeOf(input.png) !== 'image/png') problems.push({ path: 'signature', message: 'must be a PNG image' })

@@ -1,6 +1,7 @@
 import { requirePermission, type Permission } from '../accounts/actor'
 import type { Db } from '../db/client'
 import { AppError } from '../platform/errors'
+import { charCount } from '../platform/chars'
 import type { OperationContext } from '../operations/operation-context'
 import { findJobOrThrow } from './job.queries'
 import type { JobRow } from './job.view'
@@ -41,8 +42,7 @@ function jobStale(expected: string, current: string): AppError {
  */
 export function requireReason(raw: string | undefined | null, field: 'cancel_reason' | 'reason', what: string): string {
   const reason = (raw ?? '').trim()
-  let length = 0
-  for (const _ of reason) length++
+  const length = charCount(reason)
   if (length < 3 || length > 500) {
     throw new AppError('job_reason_required', `${what} needs a ${field} of 3 to 500 characters.`, { field, length })
   }

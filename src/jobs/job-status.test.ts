@@ -229,6 +229,17 @@ describe('assign, unassign and reopen moves', () => {
     })
   }
 
+  for (const from of ['completed', 'goa'] as JobStatus[]) {
+    test(`${from} while holding a unit: POST /assign of that same unit is refused with 409 too (not a no-op) and writes nothing`, async () => {
+      const { job } = await bringTo(api, key, from, { withUnit: true })
+      expect(job.unit).not.toBeNull()
+      const before = await snapshot(api, key, job.id)
+      const err = expectCallError(await call(api, key, 'POST', `/jobs/${job.id}/assign`, { unit_id: job.unit.id }), 409, 'job_transition_refused')
+      expect({ from: err.details.from, to: err.details.to, reason: err.details.reason }).toEqual({ from, to: 'dispatched', reason: 'job_finished' })
+      await expectNothingWritten(api, key, before)
+    })
+  }
+
   for (const from of ['completed', 'cancelled'] as JobStatus[]) {
     test(`${from} while holding a unit: DELETE /assign is refused with 409 job_transition_refused (${from} to confirmed) and writes nothing`, async () => {
       const { job } = await bringTo(api, key, from, { withUnit: true })

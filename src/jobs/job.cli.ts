@@ -7,6 +7,7 @@ import { systemClock } from '../platform/clock'
 import { trackingUrlOf, type JobLinks } from './job-links'
 import { archiveJob, restoreJob } from './archive-job'
 import { createContextFactory } from '../operations/context-factory'
+import type { Config } from '../config'
 import type { OperationContext } from '../operations/operation-context'
 import { jobs } from './job.table'
 import { eq } from 'drizzle-orm'
@@ -24,18 +25,18 @@ function operatorContext(db: Db, links: JobLinks, jobId: string): OperationConte
  * A command acting on one job as the operator: `act` runs the operation and prints its outcome
  * (JSON with --json); an operation's refusal is printed as a usage error (exit 2).
  */
-function oneJobCommand(name: string, summary: string, more: string, act: (ctx: OperationContext, id: string, links: JobLinks, json: boolean) => void): Command {
+function oneJobCommand(name: string, summary: string, more: string, act: (ctx: OperationContext, id: string, links: JobLinks, json: boolean, config: Config) => void): Command {
   return {
     name: `jobs ${name}`,
     summary,
     usage: `towline jobs ${name} JOB_ID [--db FILE] [--json]${more ? `\n\n${more}` : ''}`,
     options: DB_OPTIONS,
     positionals: 1,
-    run: ({ values, positionals }) => withDb(values, (db, _config, links) => {
+    run: ({ values, positionals }) => withDb(values, (db, config, links) => {
       const id = positionals[0]
       if (!id) throw new UsageError('which job? give its id (job_...)')
       try {
-        act(operatorContext(db, links, id), id, links, Boolean(values.json))
+        act(operatorContext(db, links, id), id, links, Boolean(values.json), config)
       } catch (err) {
         if (err instanceof AppError) throw new UsageError(err.message)
         throw err
@@ -57,9 +58,11 @@ const newTrackingLink = oneJobCommand('new-tracking-link', 'Give a job a new tra
 link answers 410 from now on; the change is a job.updated event naming tracking_url, so webhook
 receivers get the new URL. Nobody is texted: send the customer the new link yourself. Links
 start with TOWLINE_PUBLIC_URL, so set it as serve has it.`,
-  (ctx, id, links, json) => {
+  (ctx, id, links, json, config) => {
     const job = replaceTrackingLink(ctx, id)
     const url = trackingUrlOf(links, job)
+    // This console cannot know the port serve listens on: a link built on the default address may not be the one customers can open.
+    if (config.publicUrlIsDefault) process.stderr.write(`Warning: TOWLINE_PUBLIC_URL is not set, so this link starts with the default ${config.publicUrl}. If serve answers at another address or port, the link is that address followed by the /t/... part printed here. Set TOWLINE_PUBLIC_URL for these commands as serve has it.\n`)
     if (json) return printJson({ id: job.id, tracking_url: url })
     process.stdout.write(`${url}\n`)
   })

@@ -6,6 +6,7 @@ import type { OperationContext } from '../operations/operation-context'
 import { commitJobChange } from './commit-job-change'
 import { loadWritableJob } from './job-context'
 import type { JobRow } from './job.view'
+import { charCount } from '../platform/chars'
 
 /** The longest rating comment kept. */
 export const RATING_COMMENT_MAX = 1000
@@ -28,7 +29,7 @@ export function rateJob(ctx: OperationContext, jobId: string, input: RatingInput
   const problems: { path: string; message: string }[] = []
   if (!Number.isInteger(input.rating) || input.rating < 1 || input.rating > 5) problems.push({ path: 'rating', message: 'Choose a rating from 1 to 5.' })
   const comment = input.comment?.trim() || null
-  if (comment !== null && comment.length > RATING_COMMENT_MAX) problems.push({ path: 'comment', message: `The comment can be at most ${RATING_COMMENT_MAX} characters.` })
+  if (comment !== null && charCount(comment) > RATING_COMMENT_MAX) problems.push({ path: 'comment', message: `The comment can be at most ${RATING_COMMENT_MAX} characters.` })
   if (problems.length) throw validationFailed(problems, problems[0]!.message)
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, jobId, 'jobs:track')

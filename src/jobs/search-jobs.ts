@@ -8,6 +8,7 @@ import { unitsByIds } from '../units/unit.queries'
 import { FINISHED, isStatus, STATUSES, type JobStatus } from './job-status'
 import type { JobVehicle } from './job.table'
 import type { UnitRef } from './job.view'
+import { charCount } from '../platform/chars'
 
 /** What the jobs list asks for, as typed: every part optional, all text (a form's query string). */
 export interface SearchJobsInput {
@@ -128,7 +129,7 @@ export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSe
   requirePermission(ctx.actor, 'jobs:read')
   const problems: { path: string; message: string }[] = []
   const q = (input.q ?? '').normalize('NFC').trim().replace(/\s+/g, ' ')
-  if (q.length > MAX_SEARCH_CHARS) problems.push({ path: 'q', message: `must be at most ${MAX_SEARCH_CHARS} characters` })
+  if (charCount(q) > MAX_SEARCH_CHARS) problems.push({ path: 'q', message: `must be at most ${MAX_SEARCH_CHARS} characters` })
   const from = input.from?.trim() ? readDay(input.from.trim()) : undefined
   const to = input.to?.trim() ? readDay(input.to.trim()) : undefined
   if (from === null) problems.push({ path: 'from', message: 'must be a date that exists, such as 2026-11-21' })
@@ -141,7 +142,7 @@ export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSe
   else if (status !== '') problems.push({ path: 'status', message: `must be unfinished, finished or one of ${STATUSES.join(', ')}` })
   let after: [number, string] | undefined
   try {
-    if (input.cursor) after = decodeCursor<[number, string]>(input.cursor, ['number', 'string'])
+    if (input.cursor) after = decodeCursor<[number, string]>(input.cursor, ['number', 'string'], 'job')
   } catch {
     problems.push({ path: 'cursor', message: 'is not a page this list gave; start the search again' })
   }

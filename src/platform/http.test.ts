@@ -148,7 +148,7 @@ describe('forms', () => {
       const started = performance.now()
       const page = await expectPage(await postForm('/fixture/form', body), 400)
       expect({ body: String(body).slice(0, 40), says: page.includes(says) }).toEqual({ body: String(body).slice(0, 40), says: true })
-      expect(performance.now() - started).toBeLessThan(250)
+      expect(performance.now() - started).toBeLessThan(1_000)
     }
     expect(calls.form ?? 0).toBe(before)
     // A route may take fewer fields than the default.
@@ -213,7 +213,7 @@ describe('forms', () => {
       const started = performance.now()
       const page = await expectPage(await send('POST', '/fixture/import', { body: bytes, type }), 400)
       expect({ says, found: page.includes(says) }).toEqual({ says, found: true })
-      expect(performance.now() - started).toBeLessThan(250)
+      expect(performance.now() - started).toBeLessThan(1_000)
     }
     expect(calls.import ?? 0).toBe(before)
     // And whatever else is thrown at the form routes: never a 5xx.

@@ -213,12 +213,14 @@ export function httpPlugin(deps: {
           const { pathname } = new URL(request.url)
           throw new AppError('not_found', `Nothing exists at ${request.method} ${pathname}.`, { method: request.method, path: pathname })
         }
+        // An authenticated API route that declares no query takes none.
+        const takesNoQuery = !checkers.query && requestInfo(request).principal !== undefined
         // Headers are read from the request, not ctx.headers: naming those would make Elysia copy
         // every request's headers into an object, checked or not.
-        if (checkers.headers || checkers.query || checkers.body) {
+        if (checkers.headers || checkers.query || checkers.body || takesNoQuery) {
           const problems = [
             ...(checkers.headers?.((request.headers as unknown as { toJSON(): Record<string, string> }).toJSON()) ?? []),
-            ...(checkers.query ? [...repeatedQueryNames(request.url, route), ...(checkers.query(ctx.query) ?? [])] : []),
+            ...(checkers.query ? [...repeatedQueryNames(request.url, route), ...(checkers.query(ctx.query) ?? [])] : takesNoQuery ? undeclaredQueryNames(request.url, route) : []),
             ...(checkers.body ? checkers.body(ctx.body) ?? [] : []),
           ]
           if (problems.length) throw validationFailed(problems.slice(0, 10))
@@ -404,6 +406,19 @@ function repeatedQueryNames(url: string, route: string): FieldProblem[] {
   const out = new Set<string>()
   for (const [name] of new URLSearchParams(url.slice(at + 1))) (seen.has(name) ? out : seen).add(name)
   return [...out].map((name) => ({ path: name, message: 'must be given once' }))
+}
+
+/**
+ * The query parameters of an API request to a route that takes none (GET /jobs/{id}, POST
+ * /jobs, ...): refused like an unknown body field, so that a mistyped `?expand=` or a filter
+ * sent to the wrong route is said rather than silently ignored.
+ */
+function undeclaredQueryNames(url: string, route: string): FieldProblem[] {
+  const at = url.indexOf('?')
+  if (at === -1 || !route.startsWith('/api/')) return []
+  const names = new Set<string>()
+  for (const [name] of new URLSearchParams(url.slice(at + 1))) names.add(name)
+  return [...names].map((name) => ({ path: name.replace(/\p{Cs}/gu, '\ufffd') || 'query', message: 'is not a field this request accepts' }))
 }
 
 /** The pre-routed answer for a query-less GET `path`, or null when the router must answer it. */

@@ -172,7 +172,8 @@ function errorCodesOf(method: string, hooks: Json, hasPathParams: boolean): Erro
   if (hooks.detail?.['x-required-scope']) codes.push('unauthorized', 'insufficient_scope', 'rate_limited')
   // Every API request with a body has it read as one JSON object under the cap, route schema or not.
   if (method !== 'get') codes.push('invalid_json', 'payload_too_large', 'validation_failed')
-  if (hooks.query || hooks.headers) codes.push('validation_failed')
+  // An authenticated route refuses query parameters it does not declare, declaring none included.
+  if (hooks.query || hooks.headers || hooks.detail?.['x-required-scope']) codes.push('validation_failed')
   if (hasPathParams) codes.push('not_found')
   codes.push(...((hooks.detail?.['x-error-codes'] as ErrorCode[] | undefined) ?? []), 'internal_error')
   return codes

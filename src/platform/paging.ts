@@ -6,11 +6,16 @@ export function encodeCursor(parts: (string | number)[]): string {
   return Buffer.from(JSON.stringify(parts)).toString('base64url')
 }
 
-/** Decodes a cursor made by `encodeCursor`, checking its shape; 422 if it is not one of ours. */
-export function decodeCursor<T extends (string | number)[]>(cursor: string, shape: ('string' | 'number')[]): T {
+/**
+ * Decodes a cursor made by `encodeCursor`, checking its shape and, with `idPrefix`, that its
+ * last part is an id of that kind (`job` for `job_…`), so that one list's cursor is not taken by
+ * another list of the same shape; 422 if it is not one of this list's.
+ */
+export function decodeCursor<T extends (string | number)[]>(cursor: string, shape: ('string' | 'number')[], idPrefix?: string): T {
   try {
     const parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-    if (Array.isArray(parts) && parts.length === shape.length && parts.every((p, i) => typeof p === shape[i])) return parts as T
+    if (Array.isArray(parts) && parts.length === shape.length && parts.every((p, i) => typeof p === shape[i])
+      && (idPrefix === undefined || String(parts[parts.length - 1]).startsWith(`${idPrefix}_`))) return parts as T
   } catch {}
   throw validationFailed([{ path: 'cursor', message: 'is not a cursor this list returned' }])
 }

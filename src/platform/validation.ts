@@ -6,6 +6,8 @@
  * and Elysia's validator only ever sees values that pass.
  */
 import { getSchemaValidator, type TSchema } from 'elysia'
+import { FormatRegistry } from 'elysia/type-system'
+import { charCount } from './chars'
 
 /** One problem with a request, as `details.fields` lists it. */
 export interface FieldProblem { path: string; message: string }
@@ -29,6 +31,34 @@ const KNOWN_FORMATS: Record<string, string> = {
   email: 'an email address',
 }
 
+/** Where a checked copy of a string schema keeps its length bounds (its own minLength/maxLength are taken off). */
+const CHARS = 'x-towline-chars'
+
+/**
+ * A copy of `schema` whose string lengths are counted in characters (charCount) rather than
+ * typebox's UTF-16 units: each bounded string without a format gets a format checking its
+ * bounds, registered once per pair of bounds. The document served keeps the schema as written,
+ * whose minLength/maxLength JSON Schema already counts in characters.
+ */
+function countingCharacters(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(countingCharacters)
+  if (!schema || typeof schema !== 'object') return schema
+  const out: Record<string | symbol, unknown> = {}
+  for (const key of Reflect.ownKeys(schema)) out[key] = countingCharacters((schema as Record<string | symbol, unknown>)[key])
+  const min = out.minLength, max = out.maxLength
+  if (out.type === 'string' && out.format === undefined && (typeof min === 'number' || typeof max === 'number')) {
+    const lo = typeof min === 'number' ? min : 0
+    const hi = typeof max === 'number' ? max : Infinity
+    const format = `towline-chars-${lo}-${hi}`
+    if (!FormatRegistry.Has(format)) FormatRegistry.Set(format, (value) => { const n = charCount(value); return n >= lo && n <= hi })
+    delete out.minLength
+    delete out.maxLength
+    out.format = format
+    out[CHARS] = { minLength: min, maxLength: max }
+  }
+  return out
+}
+
 const range = (min: unknown, max: unknown) =>
   typeof min === 'number' && typeof max === 'number' ? ` from ${min} to ${max}`
     : typeof min === 'number' ? ` of at least ${min}`
@@ -46,6 +76,7 @@ export function describeSchema(schema: any): string {
   }
   switch (schema.type) {
     case 'string': {
+      if (schema[CHARS]) return describeSchema({ type: 'string', ...schema[CHARS] })
       if (typeof schema.format === 'string') return KNOWN_FORMATS[schema.format] ?? `a string in ${schema.format} format`
       if (typeof schema.pattern === 'string') return KNOWN_PATTERNS[schema.pattern] ?? `a string matching ${schema.pattern}`
       const min = schema.minLength, max = schema.maxLength
@@ -101,7 +132,7 @@ export type Checker = (value: unknown) => FieldProblem[] | null
  * (the options match Elysia's, which writes them into the schema it is given).
  */
 export function compileChecker(schema: TSchema, root: string): Checker {
-  const validator = getSchemaValidator(schema, { normalize: false, additionalProperties: root === 'headers' }) as unknown as {
+  const validator = getSchemaValidator(countingCharacters(schema) as TSchema, { normalize: false, additionalProperties: root === 'headers' }) as unknown as {
     Check(v: unknown): boolean
     Errors(v: unknown): Iterable<{ type: number; path: string; schema: any }>
   }

@@ -39,7 +39,7 @@ export function listJobTexts(ctx: OperationContext, jobId: string, query: { limi
   const canReadRoster = can(ctx.actor, 'roster:read')
   const job = findJobOrThrow(db, ctx.scope, jobId)
   const limit = pageLimit(query.limit)
-  const [afterAt, afterId] = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string']) : [-1, '']
+  const [afterAt, afterId] = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string'], 'txt') : [-1, '']
   const rows = db.$client.query<RawText, [string, number, number, string, number]>(
     `SELECT * FROM texts WHERE job_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?`,
   ).all(job.id, afterAt, afterAt, afterId, limit + 1)

@@ -1,3 +1,5 @@
+import { charCount } from '../platform/chars'
+
 /**
  * The default text templates, one per event, in one place. Plain GSM-7 (no curly quotes or
  * emoji) so a text stays one segment where it can; the link is the only part whose length
@@ -52,7 +54,7 @@ export const MAX_TEMPLATE_LENGTH = 1530
 /** What is wrong with a wording for a template, or null: empty, too long, or a `{placeholder}` it cannot fill (named, with those it can). */
 export function templateProblem(name: TemplateName, text: string): string | null {
   if (!text.trim()) return 'must not be empty'
-  if (text.length > MAX_TEMPLATE_LENGTH) return `must be at most ${MAX_TEMPLATE_LENGTH} characters`
+  if (charCount(text) > MAX_TEMPLATE_LENGTH) return `must be at most ${MAX_TEMPLATE_LENGTH} characters`
   const allowed = placeholdersOf(name)
   const unknown = [...new Set([...text.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1]!).filter((p) => !allowed.includes(p)))]
   if (unknown.length) {

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { charCount } from '../platform/chars'
 import type { RouteDeps } from '../app'
 import { findAccountById } from '../accounts/account.queries'
 import { addCustomerMessage } from '../jobs/add-customer-message'
@@ -123,7 +124,7 @@ export function trackingRoutes(deps: RouteDeps) {
       return act(params.token, 'message', f, (job) => {
         const message = text(f, 'message').trim()
         if (!message) throw validationFailed([{ path: 'message', message: 'Write a message first.' }])
-        if (message.length > MESSAGE_MAX) throw validationFailed([{ path: 'message', message: `A message can be at most ${MESSAGE_MAX} characters.` }])
+        if (charCount(message) > MESSAGE_MAX) throw validationFailed([{ path: 'message', message: `A message can be at most ${MESSAGE_MAX} characters.` }])
         addCustomerMessage(customer(job), job.id, { text: message, via: 'tracking_page' })
       })
     }, { ...form, detail: { hide: true } })

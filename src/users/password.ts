@@ -4,6 +4,8 @@
  * not returned to the system, so at most two run at once: a burst of sign-ins waits its turn
  * instead of growing the process.
  */
+import { charCount } from '../platform/chars'
+
 const ARGON2 = { algorithm: 'argon2id', memoryCost: 19_456, timeCost: 2 } as const
 
 /** The shortest password accepted (pages.md). */
@@ -23,8 +25,8 @@ async function inTurn<T>(work: () => Promise<T>): Promise<T> {
 
 /** What is wrong with a proposed password, or null when it is acceptable. */
 export function passwordProblem(password: string): string | null {
-  if (password.length < MIN_PASSWORD_LENGTH) return `must be at least ${MIN_PASSWORD_LENGTH} characters`
-  if (password.length > MAX_PASSWORD_LENGTH) return `must be at most ${MAX_PASSWORD_LENGTH} characters`
+  if (charCount(password) < MIN_PASSWORD_LENGTH) return `must be at least ${MIN_PASSWORD_LENGTH} characters`
+  if (charCount(password) > MAX_PASSWORD_LENGTH) return `must be at most ${MAX_PASSWORD_LENGTH} characters`
   return null
 }
 

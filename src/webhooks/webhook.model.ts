@@ -8,8 +8,7 @@ const strict = { additionalProperties: false } as const
 const Timestamp = t.String({ format: 'date-time' })
 const EventList = t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: 50, description: `Event types, or ["*"] for all: ${WEBHOOK_EVENT_TYPES.join(', ')}.` })
 
-/** A webhook endpoint as the API returns it. */
-export const WebhookEndpoint = named('WebhookEndpoint', t.Object({
+const endpointFields = {
   object: t.Literal('webhook_endpoint'),
   id: t.String({ examples: ['whk_01JF3Z8Q2W4E6R8T0Y2U4I6O8P'] }),
   url: t.String(),
@@ -21,8 +20,20 @@ export const WebhookEndpoint = named('WebhookEndpoint', t.Object({
   site_ids: t.Nullable(t.Array(t.String()), { description: 'The sites whose jobs it receives (those of the key that made it), or null for every site.' }),
   created_at: Timestamp,
   updated_at: Timestamp,
-  secret: t.Optional(t.String({ description: 'whsec_...: returned only on creation and rotation. Keyed HMAC-SHA256 of "<t>.<raw body>".' })),
+}
+const SECRET = 'whsec_...: the signing secret, returned only on creation and rotation. Keyed HMAC-SHA256 of "<t>.<raw body>".'
+
+/** A webhook endpoint as the API returns it. */
+export const WebhookEndpoint = named('WebhookEndpoint', t.Object({
+  ...endpointFields,
+  secret: t.Optional(t.String({ description: SECRET })),
 }, { description: 'An https URL that receives signed job events.' }))
+
+/** POST /webhooks: the endpoint made, with its secret (always here, never again but on rotation). */
+export const CreatedWebhookEndpoint = named('CreatedWebhookEndpoint', t.Object({
+  ...endpointFields,
+  secret: t.String({ description: SECRET }),
+}, { description: 'The endpoint just made, with the secret that signs its deliveries: keep it, it is not shown again.' }))
 
 /** DELETE /webhooks/{id}. */
 export const DeletedWebhookEndpoint = named('DeletedWebhookEndpoint', t.Object({

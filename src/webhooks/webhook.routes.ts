@@ -3,7 +3,7 @@ import type { RouteDeps } from '../app'
 import type { AuthPlugin } from '../accounts/auth.plugin'
 import { ListOf, PageQuery } from '../jobs/job.model'
 import {
-  CreateWebhookEndpointBody, DeletedWebhookEndpoint, DeliveriesQuery, DeliveryAttempt, DeliveryOutcome, DeliveryParams, EndpointIdParams,
+  CreateWebhookEndpointBody, CreatedWebhookEndpoint, DeletedWebhookEndpoint, DeliveriesQuery, DeliveryAttempt, DeliveryOutcome, DeliveryParams, EndpointIdParams,
   UpdateWebhookEndpointBody, WebhookEndpoint,
 } from './webhook.model'
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint, type EndpointDeps } from './manage-endpoints'
@@ -48,7 +48,7 @@ export function webhookRoutes(auth: AuthPlugin, deps: RouteDeps) {
       scope: 'webhooks:manage',
       headers: IdempotencyHeaders,
       body: CreateWebhookEndpointBody,
-      response: { 201: WebhookEndpoint },
+      response: { 201: CreatedWebhookEndpoint },
       detail: { operationId: 'createWebhookEndpoint', summary: 'Add a webhook endpoint', description: 'https URLs only. Loopback, private, link-local and other non-public targets are refused (422 on url) however the host is written (IPv4-mapped, NAT64 or 6to4 IPv6; decimal, hex, octal or short IPv4; a trailing dot), and so is a name with any such address, unless the operator allows private targets. Every delivery attempt checks the host again and connects to the address it checked. The secret is returned once, here (and in a replay of this request under its Idempotency-Key). An endpoint made by a key limited to sites receives the jobs of those sites only. An account has at most 100 endpoints.', tags, 'x-error-codes': ['limit_exceeded', 'idempotency_key_reused', 'idempotency_key_in_use'], 'x-success-description': 'The endpoint was added; store its secret now.' },
     })
     .get('/webhooks/:id', ({ ctx, params }) => getEndpoint(ctx, params.id), {

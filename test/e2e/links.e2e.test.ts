@@ -56,6 +56,16 @@ describe('New tracking link from the console', () => {
     expect(events.at(-1)).toMatchObject({ type: 'job.updated', actor: 'system', detail: { fields: ['tracking_url'] } })
   })
 
+  test('without TOWLINE_PUBLIC_URL the link is printed on the default address, with a warning saying so on stderr', async () => {
+    const job = (await call('POST', '/jobs', { customer: { name: 'Bo Diaz' }, pickup: { location: 'Hwy 26 at milepost 40' } })).body
+    const r = cli(folder.bin, ['jobs', 'new-tracking-link', job.id], { cwd: folder.dir })
+    expect(r.code).toBe(0)
+    expect(r.stdout.trim()).toStartWith('http://localhost:8080/t/')
+    expect(r.stderr).toContain('TOWLINE_PUBLIC_URL is not set')
+    // The token is the job's: the path printed opens the page on the address serve answers at.
+    expect((await page(new URL(r.stdout.trim()).pathname)).status).toBe(200)
+  })
+
   test('an unknown job is refused with one line naming it, and nothing changes', () => {
     const r = cli(folder.bin, ['jobs', 'new-tracking-link', 'job_nope'], { cwd: folder.dir })
     expect(r.code).toBe(2)

@@ -4,6 +4,8 @@
  * The retry schedule is shrunk to milliseconds through TOWLINE_WEBHOOK_RETRY_SCHEDULE.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
 import { makeTestCa, startHangUpServer, startReceiver, type Behaviour, type Received } from '../https-receiver'
 import { webhookProblems } from '../openapi-check'
@@ -192,6 +194,45 @@ describe('deliveries', () => {
     expect(got.body.type).toBe('ping')
     expect(got.headers['x-svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/)
     expect(got.validSignatures).toBe(2)
+  })
+
+  test("docs/webhooks.md's sample, run as written, verifies real deliveries and takes again a delivery whose work could not be queued", async () => {
+    // The ts block of "Verifying the signature", as an integrator copies it.
+    const docs = readFileSync(join(import.meta.dir, '../../docs/webhooks.md'), 'utf8')
+    const code = docs.slice(docs.indexOf('## Verifying the signature')).match(/```ts\n([\s\S]*?)```/)![1]!
+    const file = join(folder.dir, 'towline-webhook.ts')
+    writeFileSync(file, code)
+    const sample = await import(file) as { verifyTowlineWebhook(raw: string, header: string, secret: string, nowS?: number): any; handleTowlineDelivery(raw: string, header: string, secret: string, queue: (event: any) => void): number }
+    let secret = ''
+    const queued: string[] = []
+    const refusedOnce = new Set<string>()
+    behaviour.set('/docs-sample', (r) => ({
+      status: sample.handleTowlineDelivery(r.raw, r.headers['x-svc-signature'] ?? '', secret, (event) => {
+        // The receiver's own work fails the first time it sees each job.created.
+        if (event.type === 'job.created' && !refusedOnce.has(event.id)) { refusedOnce.add(event.id); throw new Error('queue down') }
+        queued.push(event.id)
+      }),
+    }))
+    const e = await endpoint('/docs-sample', ['job.created', 'job.updated'])
+    secret = e.secret
+    const job = (await newJob('DOCS-1')).body
+    expect((await call('PATCH', `/jobs/${job.id}`, { destination: 'Joe\'s Garage' })).status).toBe(200)
+    const log = await attemptsWhen(e.id, (l) => l.filter((a) => a.status === 'succeeded').length === 2)
+    const created = log.filter((a) => a.event_type === 'job.created').map((a) => [a.attempt, a.response_status])
+    expect(created).toEqual([[2, 200], [1, 500]])
+    // Each delivery's work queued exactly once, the one that failed first included.
+    const deliveries = at('/docs-sample').map((r) => r.body.id)
+    expect(queued.sort()).toEqual([...new Set(deliveries)].sort())
+    expect(queued.length).toBe(2)
+    // A delivery already queued, received again, is answered 2xx without queueing it twice.
+    const again = at('/docs-sample').at(-1)!
+    expect(sample.handleTowlineDelivery(again.raw, again.headers['x-svc-signature']!, secret, () => { throw new Error('queued twice') })).toBe(200)
+    // Tampered bytes, another secret or a time outside five minutes are refused.
+    expect(sample.handleTowlineDelivery(again.raw.replace('DOCS-1', 'DOCS-2'), again.headers['x-svc-signature']!, secret, () => {})).toBe(400)
+    expect(() => sample.verifyTowlineWebhook(again.raw, again.headers['x-svc-signature']!, 'whsec_other')).toThrow('bad signature')
+    const t = Number(again.headers['x-svc-signature']!.match(/t=(\d+)/)![1])
+    expect(() => sample.verifyTowlineWebhook(again.raw, again.headers['x-svc-signature']!, secret, t + 301)).toThrow('timestamp outside the tolerance')
+    expect(sample.verifyTowlineWebhook(again.raw, again.headers['x-svc-signature']!, secret, t + 300).id).toBe(again.body.id)
   })
 
   test('a slow endpoint with a backlog does not delay the others', async () => {

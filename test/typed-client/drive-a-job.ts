@@ -11,7 +11,7 @@ import type { components, paths } from './towline'
 type Job = components['schemas']['Job']
 type JobStatus = Job['status']
 type JobEvent = components['schemas']['JobEvent']
-type WebhookEndpoint = components['schemas']['WebhookEndpoint']
+type CreatedWebhookEndpoint = components['schemas']['CreatedWebhookEndpoint']
 type CommercialAccount = components['schemas']['CommercialAccount']
 
 /** The data of a call that must succeed; its error otherwise. */
@@ -104,8 +104,9 @@ export async function driveAJob(baseUrl: string, key: string, unitId: string, we
   const units = must(await client.GET('/units', { params: { query: { limit: 5 } } }), 'listUnits').data
   const services = must(await client.GET('/services'), 'listServices').data
 
-  const endpoint: WebhookEndpoint = must(await client.POST('/webhooks', { body: { url: webhookUrl, events: ['*'], description: 'typed client' } }), 'createWebhookEndpoint')
-  const secret: string | undefined = endpoint.secret
+  const endpoint: CreatedWebhookEndpoint = must(await client.POST('/webhooks', { body: { url: webhookUrl, events: ['*'], description: 'typed client' } }), 'createWebhookEndpoint')
+  // The secret is always in the creation's answer: typed as a string, no check or cast needed.
+  const secret: string = endpoint.secret
   const hook = { path: { id: endpoint.id } }
   const ping = must(await client.POST('/webhooks/{id}/test', { params: hook }), 'testWebhookEndpoint')
   const durationMs: number = ping.duration_ms
@@ -116,7 +117,7 @@ export async function driveAJob(baseUrl: string, key: string, unitId: string, we
   const endpoints = must(await client.GET('/webhooks', { params: { query: { limit: 100 } } }), 'listWebhookEndpoints').data
   const deleted = must(await client.DELETE('/webhooks/{id}', { params: hook }), 'deleteWebhookEndpoint')
 
-  if (secret === undefined || durationMs < 0 || unitName === undefined || !units.length || !endpoints.length) throw new Error('unexpected shapes')
+  if (!secret.startsWith('whsec_') || durationMs < 0 || unitName === undefined || !units.length || !endpoints.length) throw new Error('unexpected shapes')
   return {
     scopes: me.scopes,
     readsPerMinute,
