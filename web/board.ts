@@ -47,10 +47,31 @@ function recount() {
   }
 }
 
+/** Marks each card of a job not opened yet: a highlighted border and a "New" badge (words, so screen readers say it too). */
 function markUnopened() {
   const ids = unopened()
-  for (const card of document.querySelectorAll<HTMLElement>('[data-job-id]')) card.classList.toggle('card-new', ids.has(card.dataset.jobId!))
+  for (const card of document.querySelectorAll<HTMLElement>('[data-job-id]')) {
+    const isNew = ids.has(card.dataset.jobId!)
+    card.classList.toggle('card-new', isNew)
+    const badge = card.querySelector('.card-new-badge')
+    if (isNew && !badge) {
+      const mark = document.createElement('span')
+      mark.className = 'card-new-badge'
+      mark.textContent = 'New'
+      card.prepend(mark)
+    } else if (!isNew) badge?.remove()
+  }
 }
+
+/** Tells a screen reader a job arrived: a polite status of its own, apart from the connection's line. */
+const announcer = (() => {
+  const el = document.createElement('p')
+  el.className = 'visually-hidden'
+  el.setAttribute('role', 'status')
+  el.id = 'board-announce'
+  board?.after(el)
+  return el
+})()
 
 function ring() {
   if (!soundBox?.checked) return
@@ -88,6 +109,7 @@ function apply(m: JobMessage) {
     ids.add(id)
     saveUnopened(ids)
     ring()
+    if (m.job) announcer.textContent = `New job: ${m.job.customer.name}.`
   }
   markUnopened()
   recount()

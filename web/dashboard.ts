@@ -11,10 +11,11 @@
  *   named event types to listen for (space-separated; unnamed events always arrive as type
  *   `message`). `[data-live-status]` elements show whether the page is live.
  */
-import { enhanceForm } from './shared/forms'
+import { enhanceForm, focusRefusal } from './shared/forms'
 import { openLive, type LiveState } from './shared/live'
 
 for (const form of document.querySelectorAll<HTMLFormElement>('form')) enhanceForm(form)
+focusRefusal()
 
 // Times are rendered in UTC (the server does not know the reader's zone); shown here in the browser's.
 const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })

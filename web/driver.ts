@@ -12,6 +12,7 @@
  */
 import { openLive } from './shared/live.ts'
 import { DRIVER_CACHE } from './shared/driver-cache.ts'
+import { focusRefusal } from './shared/forms.ts'
 
 const root = document.getElementById('driver')
 const base = root?.dataset.base ?? ''
@@ -24,6 +25,7 @@ const say = (words: string) => { if (liveStatus) liveStatus.textContent = words 
 const alertBox = () => document.getElementById('driver-alert')
 
 for (const el of document.querySelectorAll<HTMLElement>('[data-no-script]')) el.hidden = true
+focusRefusal()
 
 /** A status press kept on the phone until it can be sent: the form's action and fields (its key and expected status). */
 interface Queued { action: string; fields: [string, string][] }
@@ -62,7 +64,8 @@ async function refresh(): Promise<void> {
 
 if (root && base) {
   openLive(`${base}/events?after=${encodeURIComponent(root.dataset.position ?? '')}`, {
-    onHello: () => { void refresh() },
+    // The stream is back: so is the server, and anything queued can go.
+    onHello: () => { if (readQueue().length) void flush(); else void refresh() },
     on: {
       job: () => { void refresh() },
       gone: () => location.reload(),
@@ -89,7 +92,25 @@ async function showRefusal(res: Response, prefix = ''): Promise<void> {
   if (a) a.textContent = prefix + words
 }
 
-/** Sends the queued actions in order; stops at the first that cannot be sent yet (no connection). */
+/**
+ * An answer that is not the service's word on the press: a proxy or load balancer with no
+ * server behind it (502, 504), a server starting or stopping (503), too many requests (429),
+ * a timeout (408), or the server failing (500). The press stays queued and is sent again; its
+ * idempotency key makes a press the server did take count once.
+ */
+const notAnswered = (res: Response) => res.status >= 500 || res.status === 429 || res.status === 408
+
+let retryTimer: ReturnType<typeof setTimeout> | undefined
+let retryMs = 2_000
+/** Tries the queue again later (2 s, doubling to a minute): the phone may be online while the server is not reachable. */
+function retryLater(): void {
+  waiting()
+  if (retryTimer) return
+  retryTimer = setTimeout(() => { retryTimer = undefined; void flush() }, retryMs)
+  retryMs = Math.min(60_000, retryMs * 2)
+}
+
+/** Sends the queued actions in order; stops at the first that cannot be sent yet (no connection, no server). */
 async function flush(): Promise<void> {
   if (flushing) return
   flushing = true
@@ -101,13 +122,14 @@ async function flush(): Promise<void> {
       try {
         res = await fetch(next.action, { method: 'POST', body: new URLSearchParams(next.fields) })
       } catch {
-        waiting()
-        return
+        return retryLater()
       }
+      if (notAnswered(res)) return retryLater()
       writeQueue(readQueue().slice(1))
       // Refused (stale, already done, handed over): the server wrote nothing; say so and drop the rest's hopes with it.
       if (!res.ok) await showRefusal(res, 'Sent when the connection came back, and refused: ')
     }
+    retryMs = 2_000
     say('Live: this page updates by itself.')
     await refresh()
   } finally {
@@ -165,6 +187,13 @@ function enhanceForms(): void {
       } catch {
         form.removeAttribute('aria-busy')
         queue()
+        retryLater()
+        return
+      }
+      if (notAnswered(res)) {
+        form.removeAttribute('aria-busy')
+        queue()
+        retryLater()
         return
       }
       if (res.ok) return location.assign(res.url)

@@ -8,7 +8,7 @@
  * - times in the phone's zone, one submission per form at a time;
  * - a link that dies while the page is open (a new link was sent) says so and stops.
  */
-import { enhanceForm } from './shared/forms'
+import { enhanceForm, focusRefusal } from './shared/forms'
 import { openLive, type LiveState } from './shared/live'
 import type { MapView } from './shared/map-view'
 
@@ -100,6 +100,8 @@ function truckMap() {
   }
 }
 
+focusRefusal()
+
 if (root) {
   const path = root.dataset.path ?? location.pathname
   const live = document.getElementById('track-live')
@@ -107,6 +109,8 @@ if (root) {
   const status = document.getElementById('live-status')
   const alert = document.getElementById('track-alert')
   const locate = root.querySelector<HTMLFormElement>('form[data-locate]')
+  // Drawn hidden: without this script (or a phone that gives no position) it could only fail.
+  if (locate && 'geolocation' in navigator) locate.hidden = false
   localTimes(document)
   for (const form of root.querySelectorAll<HTMLFormElement>('form')) {
     if (form === locate) enhanceLocate(form)

@@ -115,7 +115,7 @@ describe('the directory\'s operations check every field', () => {
     expect(err.errorCode).toBe('validation_failed')
     expect(err.details.fields).toEqual([
       { path: 'name', message: 'must not be blank' },
-      { path: 'kind', message: 'must be one of motor_club, police, fleet, body_shop, dealer, insurance, municipality, private_property, other' },
+      { path: 'kind', message: 'must be one of the kinds listed: Motor club, Police, Fleet, Body shop, Dealer, Insurance, Municipality, Private property, Other' },
       { path: 'contacts.0.name', message: 'must not be blank (every contact has a name)' },
       { path: 'contacts.0.phone', message: 'is not a phone number (use the +country form, e.g. +15552013344)' },
       { path: 'contacts.1.phone', message: 'is not a phone number (use the +country form, e.g. +15552013344)' },

@@ -91,7 +91,7 @@ describe('/accounts', () => {
     const html = await res.text()
     expect(html).toContain('role="alert" data-form-alert>Some fields need attention')
     expect(besideField(html, 'name')).toBe('must not be blank')
-    expect(besideField(html, 'kind')).toBe('must be one of motor_club, police, fleet, body_shop, dealer, insurance, municipality, private_property, other')
+    expect(besideField(html, 'kind')).toBe('must be one of the kinds listed: Motor club, Police, Fleet, Body shop, Dealer, Insurance, Municipality, Private property, Other')
     expect(besideField(html, 'contacts.1.phone')).toBe('is not a phone number (use the +country form, e.g. +15552013344)')
     expect(besideField(html, 'contacts.1.email')).toBe('must be an email address such as dispatch@example.com')
     expect(besideField(html, 'contacts.0.phone')).toBe('')
@@ -128,7 +128,7 @@ describe('/accounts', () => {
     expect(res.status).toBe(422)
     const html = await res.text()
     expect(besideField(html, 'name')).toBe('is already the name of another commercial account (&quot;AAA Oregon&quot;)')
-    expect(besideField(html, 'kind')).toBe('must be one of motor_club, police, fleet, body_shop, dealer, insurance, municipality, private_property, other')
+    expect(besideField(html, 'kind')).toBe('must be one of the kinds listed: Motor club, Police, Fleet, Body shop, Dealer, Insurance, Municipality, Private property, Other')
     expect(databaseFingerprint(api.db)).toEqual(before)
     // Editing: another entry's name is taken; the entry's own name is not.
     const other = await post('/accounts', cookie, { ...AAA, name: 'City Police' })

@@ -1,8 +1,9 @@
 import type { OperationContext } from '../operations/operation-context'
 import { validationFailed } from '../platform/errors'
 import { normalizePhone } from '../platform/phone'
-import { COMMERCIAL_ACCOUNT_KINDS, MAX_CONTACTS, MAX_NAME, MAX_PRIVATE_TEXT, type CommercialAccountInput, type CommercialAccountKind } from './commercial-account.model'
+import { COMMERCIAL_ACCOUNT_KINDS, KIND_LABELS, MAX_CONTACTS, MAX_NAME, MAX_PRIVATE_TEXT, type CommercialAccountInput, type CommercialAccountKind } from './commercial-account.model'
 import type { CommercialAccountContact } from './commercial-account.table'
+import { charCount } from '../platform/chars'
 
 /** A commercial account's values, checked and normalised: what create and update write. */
 export interface CheckedCommercialAccount {
@@ -26,17 +27,17 @@ export function readCommercialAccountInput(ctx: OperationContext, input: Commerc
   const problems: { path: string; message: string }[] = []
   const name = text(input.name)
   if (!name) problems.push({ path: 'name', message: 'must not be blank' })
-  else if (name.length > MAX_NAME) problems.push({ path: 'name', message: `must be at most ${MAX_NAME} characters` })
+  else if (charCount(name) > MAX_NAME) problems.push({ path: 'name', message: `must be at most ${MAX_NAME} characters` })
   const kind = text(input.kind)
-  if (!(COMMERCIAL_ACCOUNT_KINDS as readonly string[]).includes(kind)) problems.push({ path: 'kind', message: `must be one of ${COMMERCIAL_ACCOUNT_KINDS.join(', ')}` })
+  if (!(COMMERCIAL_ACCOUNT_KINDS as readonly string[]).includes(kind)) problems.push({ path: 'kind', message: `must be one of the kinds listed: ${COMMERCIAL_ACCOUNT_KINDS.map((k) => KIND_LABELS[k]).join(', ')}` })
   const given = Array.isArray(input.contacts) ? input.contacts : []
   if (given.length > MAX_CONTACTS) problems.push({ path: 'contacts', message: `may hold at most ${MAX_CONTACTS} contacts` })
   const contacts: CommercialAccountContact[] = given.slice(0, MAX_CONTACTS).map((c, i) => {
     const at = `contacts.${i}`
     const contact = { name: text(c?.name), role: text(c?.role) || null, phone: null as string | null, email: text(c?.email) || null }
     if (!contact.name) problems.push({ path: `${at}.name`, message: 'must not be blank (every contact has a name)' })
-    else if (contact.name.length > MAX_NAME) problems.push({ path: `${at}.name`, message: `must be at most ${MAX_NAME} characters` })
-    if (contact.role && contact.role.length > 100) problems.push({ path: `${at}.role`, message: 'must be at most 100 characters' })
+    else if (charCount(contact.name) > MAX_NAME) problems.push({ path: `${at}.name`, message: `must be at most ${MAX_NAME} characters` })
+    if (contact.role && charCount(contact.role) > 100) problems.push({ path: `${at}.role`, message: 'must be at most 100 characters' })
     const phone = text(c?.phone)
     if (phone) {
       contact.phone = phone.length > 40 ? null : normalizePhone(phone, ctx.account.defaultCountry)
@@ -47,7 +48,7 @@ export function readCommercialAccountInput(ctx: OperationContext, input: Commerc
   })
   const privateText = (path: string, v: string | null | undefined) => {
     const s = text(v)
-    if (s.length > MAX_PRIVATE_TEXT) problems.push({ path, message: `must be at most ${MAX_PRIVATE_TEXT} characters` })
+    if (charCount(s) > MAX_PRIVATE_TEXT) problems.push({ path, message: `must be at most ${MAX_PRIVATE_TEXT} characters` })
     return s || null
   }
   const rates = privateText('rates', input.rates)

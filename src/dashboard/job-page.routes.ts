@@ -1,4 +1,5 @@
 import { privateImage } from '../pages/private-image'
+import { thumbnailResponse } from '../pages/thumbnail'
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
@@ -196,9 +197,11 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
         case 'validation_failed':
         case 'payload_too_large':
         case 'job_reason_required': {
-          const fields = (err.details.fields as FieldProblem[] | undefined) ?? [{ path: String(err.details.field ?? 'reason'), message: err.message }]
+          // The page's field is labelled Reason: its words name it so, not the API's cancel_reason.
+          const reasonWords = err.errorCode === 'job_reason_required' ? err.message.replace(`a ${String(err.details.field)} of`, 'a reason of') : ''
+          const fields = (err.details.fields as FieldProblem[] | undefined) ?? [{ path: String(err.details.field ?? 'reason'), message: 'must be 3 to 500 characters' }]
           for (const p of fields) form.errors[fieldFor(action, p.path)] ??= p.message
-          const alert = err.errorCode === 'job_reason_required' ? `${err.message} Nothing was done.` : `Nothing was ${action === 'edit' ? 'saved' : 'done'}: correct the field${fields.length === 1 ? '' : 's'} marked below.`
+          const alert = reasonWords ? `${reasonWords} Nothing was done.` : `Nothing was ${action === 'edit' ? 'saved' : 'done'}: correct the field${fields.length === 1 ? '' : 's'} marked below.`
           return render(ctx, user, id, { alert, forms: { [action]: form }, formKey: keep }, err.status)
         }
         case 'idempotency_key_reused':
@@ -222,6 +225,7 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
       const photo = readJobPhoto(ctx, params.id, params.photoId)
       return privateImage(request, photo.data, photo.contentType, photo.sha256)
     }, { signedIn: 'dispatcher' })
+    .get('/jobs/:id/photos/:photoId/thumb', ({ ctx, params, request }) => thumbnailResponse(request, readJobPhoto(ctx, params.id, params.photoId)), { signedIn: 'dispatcher' })
     .post('/jobs/:id/photos', async ({ ctx, user, params, body }) => {
       // Over 10 MB without the page's script (which stops it before sending): said beside Photo.
       if (isOversizedBody(body)) return perform(ctx, user, params.id, 'photo', {}, {}, () => { throw photoTooLarge() })

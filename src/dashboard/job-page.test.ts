@@ -272,7 +272,9 @@ describe('the job page', () => {
     expect(event).toMatchObject({ type: 'job.photo_added', actor: 'dispatcher', detail: { content_type: 'image/png', bytes: PNG.length, by: 'dispatcher', user_id: userId } })
     const src = `/jobs/${job.id}/photos/${event.detail.photo_id}`
     const page = await (await get(`/jobs/${job.id}`, cookie)).text()
-    expect(page).toContain(`<a href="${src}"><img src="${src}"`)
+    expect(page).toContain(`<a href="${src}"><img src="${src}/thumb"`)
+    const thumb = await get(`${src}/thumb`, cookie)
+    expect({ status: thumb.status, type: thumb.headers.get('content-type'), cache: thumb.headers.get('cache-control') }).toEqual({ status: 200, type: 'image/jpeg', cache: 'private, no-cache' })
     const img = await get(src, cookie)
     expect(img.status).toBe(200)
     expect(img.headers.get('content-type')).toBe('image/png')
@@ -284,7 +286,9 @@ describe('the job page', () => {
     // Not to another account, not without a session.
     const { cookie: theirs } = await signIn('eve@other.example', api.account('Other Towing'))
     expect((await get(src, theirs)).status).toBe(404)
+    expect((await get(`${src}/thumb`, theirs)).status).toBe(404)
     expect((await api.raw(new Request(ORIGIN + src, { redirect: 'manual' }))).status).toBe(303)
+    expect((await api.raw(new Request(`${ORIGIN}${src}/thumb`, { redirect: 'manual' }))).status).toBe(303)
     expect((await upload(PNG, 'x.png', 'image/png', theirs)).status).toBe(404)
   })
 

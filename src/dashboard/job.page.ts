@@ -238,7 +238,7 @@ function photosSection(d: JobPageData, s: JobPageState): Html {
   const shot = (p: JobPageData['photos'][number], i: number) => {
     const src = `/jobs/${d.job.id}/photos/${p.id}`
     const by = d.names.get(p.user_id ?? p.unit_id ?? '') ?? p.taken_by
-    return html`<li><a href="${src}"><img src="${src}" alt="${`Photo ${i + 1}, by ${by}`}" width="160" height="120" loading="lazy"></a><p class="meta">${p.taken_by} (${by}) · ${time(p.created_at)}</p></li>`
+    return html`<li><a href="${src}"><img src="${src}/thumb" alt="${`Photo ${i + 1}, by ${by}`}" width="160" height="120" loading="lazy"></a><p class="meta">${p.taken_by} (${by}) · ${time(p.created_at)}</p></li>`
   }
   return html`<section class="job-section"><h2>Photos</h2>
 ${d.photos.length ? html`<ul class="photos">${d.photos.map(shot)}</ul>` : html`<p>No photos yet.</p>`}

@@ -68,7 +68,7 @@ export function driverActions(d: DriverPageData, s: DriverPageState): Html {
 
 /** The photos and signatures kept for this job (each links to the full image, served to this link). */
 function gallery(d: DriverPageData, s: DriverPageState): Html {
-  const photos = d.photos.map((p) => html`<li><a href="${s.base}/photos/${p.id}"><img src="${s.base}/photos/${p.id}" alt="Photo added ${p.created_at.slice(11, 16)} UTC" width="96" height="96" loading="lazy"></a></li>`)
+  const photos = d.photos.map((p) => html`<li><a href="${s.base}/photos/${p.id}"><img src="${s.base}/photos/${p.id}/thumb" alt="Photo added ${p.created_at.slice(11, 16)} UTC" width="96" height="96" loading="lazy"></a></li>`)
   const sigs = d.signatures.map((g) => html`<li><a href="${s.base}/signatures/${g.id}">Signature of ${g.signer_name}</a> (${g.created_at.slice(11, 16)} UTC)</li>`)
   return html`${photos.length ? html`<ul class="photo-list" id="photo-list">${photos}</ul>` : html`<p id="photo-list">No photos yet.</p>`}
 ${sigs.length ? html`<ul id="signature-list">${sigs}</ul>` : ''}`

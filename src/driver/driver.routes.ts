@@ -1,4 +1,5 @@
 import { privateImage } from '../pages/private-image'
+import { thumbnailResponse } from '../pages/thumbnail'
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { idempotencyOwner, withIdempotency } from '../idempotency/idempotency'
@@ -179,6 +180,10 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
       const link = open(params.token)
       const photo = readJobPhoto(link.ctx, link.job.id, params.photoId)
       return privateImage(request, photo.data, photo.contentType, photo.sha256)
+    }, { detail: { hide: true } })
+    .get('/d/:token/photos/:photoId/thumb', ({ params, request }) => {
+      const link = open(params.token)
+      return thumbnailResponse(request, readJobPhoto(link.ctx, link.job.id, params.photoId))
     }, { detail: { hide: true } })
     .get('/d/:token/signatures/:sigId', ({ params, request }) => {
       const link = open(params.token)

@@ -30,7 +30,7 @@ const driverPath = (jobId: string) => {
   const row = api.db.$client.query('SELECT driver_token_sealed FROM jobs WHERE id = ?').get(jobId) as { driver_token_sealed: string }
   return new URL(driverUrlOf(api.links, { driverTokenSealed: row.driver_token_sealed })!).pathname
 }
-const get = (path: string) => api.raw(new Request(ORIGIN + path))
+const get = (path: string, headers: Record<string, string> = {}) => api.raw(new Request(ORIGIN + path, { headers }))
 const page = async (path: string) => (await get(path)).text()
 const unescape = (v: string) => v.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
 const attr = (tag: string, name: string) => tag.match(new RegExp(`\\s${name}="([^"]*)"`))?.[1]
@@ -279,7 +279,8 @@ describe('the driver page', () => {
     expect(new Uint8Array(await img.arrayBuffer())).toEqual(JPEG)
     // The phone keeps it only to ask again: once the link is taken back, the next look is refused.
     expect(img.headers.get('cache-control')).toBe('private, no-cache')
-    expect(await page(path)).toContain(`src="${path}/photos/${e.detail.photo_id}"`)
+    // The page shows a small copy and links the photo itself.
+    expect(await page(path)).toContain(`<a href="${path}/photos/${e.detail.photo_id}"><img src="${path}/photos/${e.detail.photo_id}/thumb"`)
 
     const count = (await events(job.id)).length
     const bad = await postFile(`${path}/photos`, { idempotency_key: 'E'.repeat(24) + '.photo' }, { photo: new TextEncoder().encode('GIF89a not really') })
@@ -288,6 +289,29 @@ describe('the driver page', () => {
     expect(html).toContain('<p class="field-error" id="f-photo-error">must be a JPEG, PNG or WebP image</p>')
     expect(alertOf(html)).toBe('Nothing was saved: the photo must be a JPEG, PNG or WebP image.')
     expect((await events(job.id)).length).toBe(count)
+  })
+
+  test("a large photo added from the dashboard reaches the driver's page as a thumbnail of at most 320 px: the page stays light, the photo one tap away", async () => {
+    const { job } = await bringTo(api, key, 'on_scene')
+    const path = driverPath(job.id)
+    // 4000 x 3000, full quality: about what a phone's camera makes.
+    const big = await new Bun.Image(JPEG).resize(4000, 3000).jpeg({ quality: 100 }).bytes()
+    const photo = addPhoto(api.contexts.forOperator(api.accountId), job.id, big)
+    const html = await page(path)
+    expect(html).toContain(`<img src="${path}/photos/${photo.id}/thumb"`)
+    const thumb = await get(`${path}/photos/${photo.id}/thumb`)
+    expect({ status: thumb.status, type: thumb.headers.get('content-type'), cache: thumb.headers.get('cache-control') }).toEqual({ status: 200, type: 'image/jpeg', cache: 'private, no-cache' })
+    const bytes = new Uint8Array(await thumb.arrayBuffer())
+    const size = await new Bun.Image(bytes).metadata()
+    expect({ width: size.width, height: size.height }).toEqual({ width: 320, height: 240 })
+    expect(bytes.length).toBeLessThan(big.length / 10)
+    // Asked again with its tag: 304, no bytes; the full photo is still served whole.
+    const again = await get(`${path}/photos/${photo.id}/thumb`, { 'if-none-match': thumb.headers.get('etag')! })
+    expect({ status: again.status, bytes: (await again.arrayBuffer()).byteLength }).toEqual({ status: 304, bytes: 0 })
+    expect(new Uint8Array(await (await get(`${path}/photos/${photo.id}`)).arrayBuffer())).toEqual(big as Uint8Array<ArrayBuffer>)
+    // Once the link is taken back, the thumbnail is refused like the photo.
+    expect((await call(api, key, 'DELETE', `/jobs/${job.id}/assign`)).status).toBe(200)
+    expect((await get(`${path}/photos/${photo.id}/thumb`)).status).toBe(410)
   })
 
   test('a photo over 10 MB sent without the page\'s script gets the page back (413) with the message beside Add photo, nothing written', async () => {

@@ -6,9 +6,13 @@
  * tag (`etag`) answers a repeat look with 304 and no bytes.
  */
 export function privateImage(request: Request, data: Uint8Array, contentType: string, tag: string): Response {
-  const etag = `"${tag}"`
-  const headers = { 'cache-control': 'private, no-cache', etag }
-  const asked = request.headers.get('if-none-match')
-  if (asked && asked.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return new Response(null, { status: 304, headers })
+  const headers = { 'cache-control': 'private, no-cache', etag: `"${tag}"` }
+  if (alreadyHas(request, tag)) return new Response(null, { status: 304, headers })
   return new Response(data as Uint8Array<ArrayBuffer>, { headers: { ...headers, 'content-type': contentType, 'content-disposition': 'inline' } })
+}
+
+/** Whether the browser's copy is the one tagged `tag` (its If-None-Match names it): a 304 answers it. */
+export function alreadyHas(request: Request, tag: string): boolean {
+  const asked = request.headers.get('if-none-match')
+  return !!asked && asked.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${tag}"`)
 }

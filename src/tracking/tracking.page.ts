@@ -87,7 +87,7 @@ function actionsHtml(s: TrackingState, path: string, extras: TrackingPageExtras)
   const location = extras.forms?.location ?? blankForm()
   const message = extras.forms?.message ?? blankForm()
   return html`<section class="track-section" aria-labelledby="h-contact"><h2 id="h-contact">Help us find you</h2>
-${s.can_share_location ? html`<form method="post" action="${path}/location" class="track-locate" data-locate novalidate>${formAlert(location)}
+${s.can_share_location ? html`<form method="post" action="${path}/location" class="track-locate" data-locate novalidate${Object.keys(location.errors).length || location.alert ? '' : ' hidden'}>${formAlert(location)}
 <input type="hidden" name="lat" value=""><input type="hidden" name="lng" value=""><input type="hidden" name="accuracy_m" value="">
 <p class="field-hint" id="locate-hint">Sends your phone's position to the driver and the dispatcher once.</p>
 <button type="submit" class="button-big" aria-describedby="locate-hint">Share my location</button>
@@ -116,7 +116,7 @@ ${s.company.phone ? html`<p><a class="button button-secondary" href="${`tel:${s.
 ${mapSection(s, opts.tileUrl)}
 <div id="track-rating" data-rating-key="${ratingKey(s)}">${ratingHtml(s, opts.path, extras.forms?.rating)}</div>
 ${actionsHtml(s, opts.path, extras)}
-<p class="live-status muted" id="live-status" role="status">This page updates itself while it is open.</p>
+<p class="live-status muted" id="live-status" role="status">Reload this page to see the latest.</p>
 </div>`
   return layout({ title: `${s.company.name}: your tow`, body, scripts: ['tracking.js'], inlineStyles: true })
 }

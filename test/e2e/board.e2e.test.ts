@@ -69,6 +69,29 @@ describe('the dispatch board in Chromium', () => {
     await b.context().close()
   }, 30_000)
 
+  test('a job arriving while the board is open stands out, marked New and announced, until its page is opened', async () => {
+    const old = (await api('POST', '/jobs', { customer: { name: 'Old Olga' }, pickup: { location: 'Exit 1' } })).body
+    const page = await signIn(OWNER)
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    const made = (await api('POST', '/jobs', { customer: { name: 'Newcomer Nell' }, pickup: { location: 'Exit 2' } })).body
+    const fresh = card(page, 'confirmed', made.id)
+    await fresh.waitFor({ timeout: 2000 })
+    // Seen: a badge saying New and a border unlike an old card's; heard: a status naming the job.
+    expect(await fresh.locator('.card-new-badge').innerText()).toBe('New')
+    expect(await card(page, 'confirmed', old.id).locator('.card-new-badge').count()).toBe(0)
+    const look = (id: string) => page.locator(`[data-job-id="${id}"]`).evaluate((el) => { const s = getComputedStyle(el); return `${s.borderTopColor} ${s.boxShadow}` })
+    expect(await look(made.id)).not.toBe(await look(old.id))
+    expect(await page.getByRole('status').filter({ hasText: 'New job: Newcomer Nell.' }).count()).toBe(1)
+    // Opened, then back on the board: no longer marked.
+    await fresh.getByRole('link', { name: 'Newcomer Nell' }).click()
+    await page.waitForURL(new RegExp(`/jobs/${made.id}$`))
+    await page.goto(`${base}/board`)
+    await card(page, 'confirmed', made.id).waitFor()
+    expect(await card(page, 'confirmed', made.id).locator('.card-new-badge').count()).toBe(0)
+    expect(await look(made.id)).toBe(await look(old.id))
+    await page.context().close()
+  }, 30_000)
+
   test('sign-out ends the session on the server: the board then goes to the sign-in page', async () => {
     const page = await signIn(DISPATCHER)
     const cookies = await page.context().cookies()

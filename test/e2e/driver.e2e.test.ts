@@ -222,6 +222,30 @@ describe('the driver page in Chromium', () => {
     await context.close()
   }, 60_000)
 
+  test("a load balancer's 502 (no server behind it) is not a refusal: the press stays queued and lands once, in order, when the server answers again", async () => {
+    const { id, unit, link } = await jobTextedToDriver(16, { customer: { name: 'Ed Fox', phone: '503-555-0147', sms_consent: true }, pickup: { location: 'Hwy 30 at Scappoose' } })
+    const { context, page } = await phonePage()
+    await page.goto(link)
+    await press(page, 'Acknowledge', 'acknowledged')
+    // The phone is online; what answers the presses is a proxy whose server is gone.
+    let bounced = 0
+    await page.route(`${link}/status`, (route) => { bounced++; return route.fulfill({ status: 502, contentType: 'text/html', body: '<html><body><h1>502 Bad Gateway</h1></body></html>' }) })
+    await page.getByRole('button', { name: 'Move to En route' }).click()
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Offline: 1 action waiting to be sent.')
+    await page.getByRole('button', { name: 'Move to On scene' }).click()
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Offline: 2 actions waiting to be sent.')
+    expect(await page.getByRole('alert').filter({ hasText: 'refused' }).count()).toBe(0)
+    expect((await api('GET', `/jobs/${id}`)).body.status).toBe('dispatched')
+    // The server answers again: both presses go, in order, once each.
+    await until(() => bounced >= 2, 'a retry bounced too')
+    await page.unroute(`${link}/status`)
+    await until(async () => (await api('GET', `/jobs/${id}`)).body.status === 'on_scene', 'the queued moves sent', 20_000)
+    await page.waitForFunction(() => document.getElementById('driver-status')?.textContent === 'On scene')
+    const moves = (await events(id)).filter((e) => e.type === 'job.status_changed' && e.actor === 'driver')
+    expect(moves.map((e) => [e.from, e.to, e.detail.unit_id])).toEqual([['dispatched', 'en_route', unit], ['en_route', 'on_scene', unit]])
+    await context.close()
+  }, 60_000)
+
   test('offline: a driver who opened the texted link once and lost signal reloads the job (the first visit is kept too)', async () => {
     const { id, link } = await jobTextedToDriver(14, { customer: { name: 'Di Eve', phone: '503-555-0145', sms_consent: true }, pickup: { location: 'Sunset Hwy 31' } })
     const { context, page } = await phonePage()

@@ -132,6 +132,8 @@ describe('the job page in Chromium', () => {
     await click(page, 'Cancel job')
     expect(await page.getByRole('alert').filter({ hasText: /cancel_reason|reason/i }).count()).toBeGreaterThan(0)
     expect(await page.locator('#f-reason-error').innerText()).not.toBe('')
+    // The refusal has the keyboard's focus: a screen reader reads it, the next Tab goes on from there.
+    await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'alert')
     expect((await api('GET', `/jobs/${id}`)).body.status).toBe('confirmed')
     await page.getByLabel('Reason').fill('Customer got a jump start')
     await click(page, 'Cancel job')

@@ -137,3 +137,15 @@ export function enhanceForm(form: HTMLFormElement, opts: EnhanceOptions = {}): v
   // Back to a page kept in the browser's cache: the submission it was busy with is long over.
   window.addEventListener('pageshow', (event) => { if (event.persisted) busy(false) })
 }
+
+/**
+ * A page that comes back with a refusal (the server's answer to a form post: its alert filled
+ * in) takes the keyboard's focus to that alert, so a screen reader reads it and the next Tab
+ * leads on from the form that was refused, instead of starting again at the top of the page.
+ */
+export function focusRefusal(): void {
+  const alert = [...document.querySelectorAll<HTMLElement>('[role="alert"]')].find((el) => (el.textContent ?? '').trim() !== '' && !el.hidden)
+  if (!alert) return
+  if (!alert.hasAttribute('tabindex')) alert.tabIndex = -1
+  alert.focus()
+}
