@@ -29,9 +29,20 @@ export function findCommercialAccountRow(db: Db, accountId: string, id: string):
   return r ? toRow(r) : undefined
 }
 
-/** The id and name of the commercial account with this name (case-insensitive, as the unique index compares) in the tenant account. */
+/**
+ * A name as names are compared: trimmed, composed (NFC) and lower-cased by Unicode's rules.
+ * SQLite's lower() folds only A-Z (ÉCLAIR stayed apart from éclair), so the comparison is made
+ * here, the same on both engines; the unique index stays as the database's own backstop.
+ */
+export const nameKey = (name: string) => name.trim().normalize('NFC').toLowerCase()
+
+/** Names in the order people look them up: letters by the alphabet, accents and case aside (É with E, not after Z). */
+const BY_NAME = new Intl.Collator('en', { sensitivity: 'base', numeric: true })
+
+/** The id and name of the commercial account with this name (case and accents' composition aside) in the tenant account. */
 export function findCommercialAccountRefByName(db: Db, accountId: string, name: string): CommercialAccountRef | undefined {
-  return db.$client.query<CommercialAccountRef, [string, string]>('SELECT id, name FROM commercial_accounts WHERE account_id = ? AND lower(name) = lower(?)').get(accountId, name.trim()) ?? undefined
+  const key = nameKey(name)
+  return db.$client.query<CommercialAccountRef, [string]>('SELECT id, name FROM commercial_accounts WHERE account_id = ? ORDER BY id').all(accountId).find((r) => nameKey(r.name) === key)
 }
 
 /** The id and name of one commercial account of the tenant account, or undefined. */
@@ -59,7 +70,9 @@ export function listCommercialAccountRows(db: Db, accountId: string, after: [num
   return rows.map(toRow)
 }
 
-/** Every commercial account of the tenant account by name (case-insensitive), at most `limit`: the dashboard's directory and selects. */
+/** Every commercial account of the tenant account by name (alphabetically, accents and case aside), at most `limit`: the dashboard's directory and selects. */
 export function listCommercialAccountRowsByName(db: Db, accountId: string, limit: number): CommercialAccountRow[] {
-  return db.$client.query<Raw, [string, number]>('SELECT * FROM commercial_accounts WHERE account_id = ? ORDER BY lower(name), id LIMIT ?').all(accountId, limit).map(toRow)
+  return db.$client.query<Raw, [string]>('SELECT * FROM commercial_accounts WHERE account_id = ?').all(accountId).map(toRow)
+    .sort((a, b) => BY_NAME.compare(a.name, b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, limit)
 }

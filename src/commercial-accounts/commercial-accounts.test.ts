@@ -8,6 +8,7 @@ import type { CommercialAccountInput } from './commercial-account.model'
 import { createCommercialAccount } from './create-commercial-account'
 import { findCommercialAccountByName } from './find-commercial-account-by-name'
 import { updateCommercialAccount } from './update-commercial-account'
+import { readDirectory } from './directory.data'
 
 let api: TestApi
 let key: string
@@ -141,6 +142,16 @@ describe('the directory\'s operations check every field', () => {
     // Saving an account under its own name (in another case) is no conflict.
     expect(updateCommercialAccount(operator(), aaa.id, { name: 'AAA OREGON', kind: 'motor_club', contacts: [] }).name).toBe('AAA OREGON')
     expect(make({ name: 'AAA Oregon' }, api.account('Rival Towing')).name).toBe('AAA Oregon')
+  })
+
+  test('names beyond A-Z are compared without case too (ÉCLAIR is éclair, on SQLite as on PostgreSQL), and listed by the alphabet, É beside E', () => {
+    const eclair = make({ name: 'éclair Towing Club' })
+    expect(refusal(() => make({ name: 'ÉCLAIR TOWING CLUB' })).details).toMatchObject({ existing_commercial_account_id: eclair.id })
+    // The same letter written decomposed (E + combining acute) is the same name.
+    expect(refusal(() => make({ name: 'E\u0301clair towing club' })).errorCode).toBe('conflict')
+    for (const name of ['Zeta Fleet', 'Apex Motor Club', 'Ödland Police', 'Omega Body Shop']) make({ name })
+    expect(readDirectory(operator()).map((r) => r.name)).toEqual(['Apex Motor Club', 'éclair Towing Club', 'Ödland Police', 'Omega Body Shop', 'Zeta Fleet'])
+    expect(findCommercialAccountByName(api.db, api.accountId, 'ödland police')?.name).toBe('Ödland Police')
   })
 
   test('an API key cannot write the directory (it is edited in the dashboard); owners and dispatchers can', async () => {
