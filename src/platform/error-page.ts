@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 
 const TITLES: Record<number, string> = {
   400: 'Bad request', 401: 'Sign-in needed', 403: 'Not allowed', 404: 'Not found', 405: 'Method not allowed',
-  409: 'Conflict', 410: 'Gone', 413: 'Too large', 422: 'Not accepted', 429: 'Too many requests',
+  409: 'Conflict', 410: 'This link no longer works', 413: 'Too large', 422: 'Not accepted', 429: 'Too many requests',
   500: 'Something went wrong', 503: 'Unavailable',
 }
 

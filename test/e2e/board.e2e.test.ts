@@ -89,6 +89,10 @@ describe('the dispatch board in Chromium', () => {
     await card(page, 'confirmed', made.id).waitFor()
     expect(await card(page, 'confirmed', made.id).locator('.card-new-badge').count()).toBe(0)
     expect(await look(made.id)).toBe(await look(old.id))
+    // The whole card opens its job, not only the name: a tap at its bottom corner.
+    const box = (await card(page, 'confirmed', old.id).boundingBox())!
+    await page.mouse.click(box.x + box.width - 4, box.y + box.height - 4)
+    await page.waitForURL(new RegExp(`/jobs/${old.id}$`))
     await page.context().close()
   }, 30_000)
 
