@@ -14,6 +14,7 @@ import { readJobPhoto } from '../jobs/job-photos'
 import { reopenJob } from '../jobs/reopen-job'
 import { replaceTrackingLink } from '../jobs/replace-tracking-link'
 import { unassignJob } from '../jobs/unassign-job'
+import type { ActionGuard } from '../jobs/job-context'
 import { readFieldInput, updateJob } from '../jobs/update-job'
 import type { OperationContext } from '../operations/operation-context'
 import { postedValues, type FormState } from '../pages/form'
@@ -98,7 +99,7 @@ function editBody(ctx: OperationContext, current: Record<string, string>, f: For
 type FormAction = Exclude<JobAction, 'photo'>
 
 /** Runs one action through its operation; returns the `done` word for the page it leads back to. */
-function runAction(ctx: OperationContext, id: string, action: FormAction, f: FormFields, guard: { expectedStatus?: string }, version: number | null): string {
+function runAction(ctx: OperationContext, id: string, action: FormAction, f: FormFields, guard: ActionGuard, version: number | null): string {
   switch (action) {
     case 'move': {
       const to = text(f, 'to')
@@ -168,9 +169,10 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
    * refused form's values and messages.
    */
   const perform = (ctx: OperationContext, user: SessionUser, id: string, action: JobAction, f: FormFields, extra: Record<string, string>,
-    run: (guard: { expectedStatus?: string }, version: number | null) => string): Response => {
+    run: (guard: ActionGuard, version: number | null) => string): Response => {
     const expected = text(f, 'expected_status')
-    const guard = isStatus(expected) ? { expectedStatus: expected } : {}
+    const guard: ActionGuard = isStatus(expected) ? { expectedStatus: expected } : {}
+    if (typeof f.expected_unit_id === 'string') guard.expectedUnitId = f.expected_unit_id === '' ? null : f.expected_unit_id
     const version = /^\d{1,12}$/.test(text(f, 'version')) ? Number(text(f, 'version')) : null
     const key = text(f, 'idempotency_key')
     const formKey = /^[0-9A-Za-z]{24}\.[a-z-]{2,20}$/.test(key) ? key : undefined
@@ -189,6 +191,11 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
       switch (err.errorCode) {
         case 'job_stale': {
           const now = String(err.details.current_status ?? '')
+          if ('expected_unit_id' in err.details) {
+            const unitName = (unitId: unknown) => (typeof unitId === 'string' ? readJobPage(ctx, id).units.find((u) => u.id === unitId)?.name ?? 'another unit' : 'no unit')
+            const alert = `Someone else changed this job's unit first: it is now with ${unitName(err.details.current_unit_id)}, not ${unitName(err.details.expected_unit_id)} as this page showed. Nothing was done; the page now shows the job as it is.`
+            return render(ctx, user, id, { alert, forms: { [action]: form }, formKey: keep }, 409)
+          }
           const alert = action === 'edit'
             ? `Someone else changed this job while you were editing it (it is now ${label(now)}). Nothing was saved: your changes are kept below; check them against the job and save again.`
             : `Someone else changed this job first: it is now ${label(now)}, not ${label(expected)} as this page showed. Nothing was done; the page now shows the job as it is.`

@@ -194,6 +194,28 @@ describe('the job page', () => {
     expect((await apiGet(`/jobs/${job.id}/events`)).data).toHaveLength(before)
   })
 
+  test("an Assign or Unassign from a page left open while someone else reassigned the job is refused (the status did not move, the unit did) and writes nothing", async () => {
+    const { cookie } = await signIn()
+    const [t1, t2, t3] = ['Truck 1', 'Truck 2', 'Truck 3'].map((name) => addUnit(api.db, api.clock, { accountId: api.accountId, name }))
+    const job = await newJob()
+    const assigned = async (res: Response) => expect({ status: res.status, location: res.headers.get('location') }).toEqual({ status: 303, location: `/jobs/${job.id}?done=assigned` })
+    await assigned(await act(cookie, job.id, 'assign', { unit_id: t1!.id }))
+    const html = await (await get(`/jobs/${job.id}`, cookie)).text()
+    // Another dispatcher (the API here) hands it to Truck 2; the page still shows Truck 1, status Dispatched as before.
+    expect((await api.request('POST', `/api/v1/jobs/${job.id}/assign`, { key, body: { unit_id: t2!.id } })).status).toBe(200)
+    const before = (await apiGet(`/jobs/${job.id}/events`)).data.length
+    for (const [action, fields] of [['assign', { unit_id: t3!.id }], ['unassign', {}]] as const) {
+      const res = await post(cookie, job.id, action, { ...formOf(html, action), ...fields })
+      expect(res.status).toBe(409)
+      expect(await res.text()).toMatch(/role="alert" id="page-alert">Someone else changed this job&#39;s unit first: it is now with Truck 2, not Truck 1 as this page showed/)
+    }
+    expect((await apiGet(`/jobs/${job.id}`)).unit.name).toBe('Truck 2')
+    expect((await apiGet(`/jobs/${job.id}/events`)).data).toHaveLength(before)
+    // From the page as it is now, it goes through.
+    await assigned(await act(cookie, job.id, 'assign', { unit_id: t3!.id }))
+    expect((await apiGet(`/jobs/${job.id}`)).unit.name).toBe('Truck 3')
+  })
+
   test('an edit made while someone else changed the job is refused and keeps what was typed', async () => {
     const { cookie } = await signIn()
     const job = await newJob()

@@ -45,7 +45,9 @@ function time(isoText: string | null | undefined): Html | string {
 
 /** The hidden fields every action form carries: what the page showed, and the form's own key. */
 function guardFields(d: JobPageData, s: JobPageState, action: JobAction): Html {
-  return html`<input type="hidden" name="expected_status" value="${d.job.status}"><input type="hidden" name="version" value="${String(d.version)}"><input type="hidden" name="idempotency_key" value="${`${s.formKey}.${action}`}">`
+  // Assign and Unassign also carry the unit the page showed: a reassign leaves the status as it was.
+  const unit = action === 'assign' || action === 'unassign' ? html`<input type="hidden" name="expected_unit_id" value="${d.job.unit?.id ?? ''}">` : ''
+  return html`<input type="hidden" name="expected_status" value="${d.job.status}"><input type="hidden" name="version" value="${String(d.version)}">${unit}<input type="hidden" name="idempotency_key" value="${`${s.formKey}.${action}`}">`
 }
 
 /** An action's form: posts to /jobs/{id}/<action>. */

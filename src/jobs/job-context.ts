@@ -9,6 +9,8 @@ import type { JobRow } from './job.view'
 /** What an action saw before it acted: the status its page showed (another one now is 409 job_stale, nothing written). */
 export interface ActionGuard {
   expectedStatus?: string
+  /** The unit the caller saw holding the job (null: none); a page's Assign and Unassign send it. */
+  expectedUnitId?: string | null
 }
 
 /**
@@ -25,9 +27,14 @@ export function loadWritableJob(ctx: OperationContext, db: Db, id: string, permi
   return job
 }
 
-/** 409 job_stale when the job is no longer in the status the caller saw. */
-export function checkExpected(job: Pick<JobRow, 'status'>, guard: ActionGuard): void {
+/** 409 job_stale when the job is no longer in the status, or with the unit, the caller saw. */
+export function checkExpected(job: Pick<JobRow, 'status'> & { unitId?: string | null }, guard: ActionGuard): void {
   if (guard.expectedStatus !== undefined && job.status !== guard.expectedStatus) throw jobStale(guard.expectedStatus, job.status)
+  if (guard.expectedUnitId !== undefined && job.unitId !== undefined && (job.unitId ?? null) !== guard.expectedUnitId) {
+    throw new AppError('job_stale', 'The job is held by another unit than the one expected; nothing was written.', {
+      expected_status: guard.expectedStatus ?? job.status, current_status: job.status, expected_unit_id: guard.expectedUnitId, current_unit_id: job.unitId ?? null,
+    })
+  }
 }
 
 /** The 409 job_stale of an action taken from a status the job is no longer in (a page's expected_status, PATCH's). */

@@ -21,14 +21,12 @@ let key: string
 let unit: { id: string; device_id: string }
 const api = apiCaller(() => server, () => key)
 const PHONE = { width: 390, height: 844 }
+const SERVER_ENV = { TOWLINE_TILE_URL: '', TOWLINE_SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: TWILIO_SID, TWILIO_AUTH_TOKEN: TWILIO_TOKEN, TWILIO_FROM, TOWLINE_TWILIO_API_BASE: twilio.apiBase }
 
 beforeAll(async () => {
   folder = freshFolder()
   // No tiles: the map is grey, and no request leaves this machine.
-  server = await startServer(folder.bin, {
-    cwd: folder.dir,
-    env: { TOWLINE_TILE_URL: '', TOWLINE_SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: TWILIO_SID, TWILIO_AUTH_TOKEN: TWILIO_TOKEN, TWILIO_FROM, TOWLINE_TWILIO_API_BASE: twilio.apiBase },
-  })
+  server = await startServer(folder.bin, { cwd: folder.dir, env: SERVER_ENV })
   key = createKeyWithCli(folder.bin, folder.dir, 'all')
   const r = cli(folder.bin, ['units', 'add', '--name', 'Flatbed 9', '--driver-phone', '+15035559876', '--json'], { cwd: folder.dir })
   unit = JSON.parse(r.stdout)
@@ -166,6 +164,21 @@ describe('the tracking page in Chromium, at a phone\'s size', () => {
     const rated = (await api('GET', `/jobs/${job.id}`)).body
     expect({ rating: rated.rating, comment: rated.rating_comment }).toEqual({ rating: 4, comment: 'Quick and kind' })
     expect(await lastEvent(job.id)).toMatchObject({ type: 'job.rating_received', actor: 'customer', detail: { rating: 4 } })
+    await context.close()
+  }, 60_000)
+
+  test('a link replaced while the server was down (a restart): when it is back the page learns it (its stream is refused with 410) and says so', async () => {
+    const job = await newJob()
+    const { context, page } = await phonePage()
+    await page.goto(job.tracking_url)
+    await page.locator('#live-status[data-state="open"]').waitFor()
+    const port = new URL(server.url).port
+    await server.stop()
+    const r = cli(folder.bin, ['jobs', 'new-tracking-link', job.id], { cwd: folder.dir })
+    expect(r.code).toBe(0)
+    server = await startServer(folder.bin, { cwd: folder.dir, args: ['--port', port], env: SERVER_ENV })
+    await page.getByRole('alert').filter({ hasText: 'This tracking link was replaced.' }).waitFor({ timeout: 20_000 })
+    expect(await page.getByRole('button', { name: 'Send', exact: true }).count()).toBe(0)
     await context.close()
   }, 60_000)
 

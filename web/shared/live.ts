@@ -13,6 +13,9 @@
  *   between rendering the page (or losing the stream) and this connection may not be replayed.
  * - One stream per tab: it is closed when the page is hidden for good (`pagehide`) and opened
  *   again if the page comes back from the browser's cache.
+ * - A stream the server refuses for good when the browser comes back to it (401, 404, 410: a
+ *   session that ended or a link that died meanwhile) is not retried: the page learns it
+ *   (`onRefused`, by default a reload showing the server's own answer for the page).
  */
 
 /** The state of the stream, for an indicator: `connecting` (first time or again), `open`, `closed` (closed by the page). */
@@ -27,6 +30,12 @@ export interface LiveOptions {
   /** Runs on every `hello`: re-read the page's state here. */
   onHello?: (data: unknown) => void
   onState?: (state: LiveState) => void
+  /**
+   * The server refused the stream for good (401: the session ended; 404 or 410: the link is
+   * dead), learnt when it came back after a drop: the stream stops. By default the page reloads,
+   * so the server's answer for the page itself (the sign-in page, the 410 page) is shown.
+   */
+  onRefused?: (status: number) => void
 }
 
 /** A running stream. */
@@ -39,6 +48,22 @@ export interface Live {
 
 const FIRST_PAUSE_MS = 500
 const LONGEST_PAUSE_MS = 30_000
+
+/**
+ * Why the browser gave up on a stream: the status its URL answers now, when it is one that
+ * will not change by trying again (401, 404, 410); null otherwise (the server still away, a
+ * 429 or 503 to wait out). The answer's body is not read: a stream that opens is closed at once.
+ */
+async function refusedStatus(target: string): Promise<number | null> {
+  const ctrl = new AbortController()
+  try {
+    const res = await fetch(target, { headers: { accept: 'text/event-stream' }, cache: 'no-store', signal: ctrl.signal })
+    ctrl.abort()
+    return res.status === 401 || res.status === 404 || res.status === 410 ? res.status : null
+  } catch {
+    return null
+  }
+}
 
 /** Parses an event's data as JSON, or gives the text when it is not JSON. */
 function parse(data: string): unknown {
@@ -94,12 +119,23 @@ export function openLive(url: string, opts: LiveOptions): Live {
         state('connecting')
         return
       }
-      // The browser gave up on this one (an error status, a wrong type): open another later.
+      // The browser gave up on this one (an error status, a wrong type): open another later,
+      // unless the server says it never will (the session ended or the link died while away).
       es.close()
       if (closed || source !== es) return
       state('connecting')
-      retryTimer = setTimeout(connect, pause)
-      pause = Math.min(pause * 2, LONGEST_PAUSE_MS)
+      void refusedStatus(target).then((status) => {
+        if (closed || source !== es) return
+        if (status !== null) {
+          closed = true
+          stop()
+          if (opts.onRefused) opts.onRefused(status)
+          else location.reload()
+          return
+        }
+        retryTimer = setTimeout(connect, pause)
+        pause = Math.min(pause * 2, LONGEST_PAUSE_MS)
+      })
     })
   }
 
