@@ -23,6 +23,7 @@ interface TrackingState {
 interface StateMessage { state: TrackingState; live_html: string; rating_html: string }
 
 const root = document.getElementById('track')
+const TRUCK_EVERY_MS = 15_000
 const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 
 /** Shows server-rendered UTC times in the phone's zone. */
@@ -119,6 +120,22 @@ if (root) {
   const showMap = truckMap()
   let shownStatus = root.querySelector('#h-status')?.textContent ?? ''
 
+  // The truck's moves are not job events, so the stream does not carry them: while it is on its
+  // way, the page asks for the state every 15 seconds (not while the page is hidden) and moves it.
+  const truckComing = (s: string | undefined) => s === 'dispatched' || s === 'en_route'
+  let coming = truckComing(root.dataset.status)
+  setInterval(() => {
+    if (!coming || document.hidden) return
+    fetch(`${path}/state`, { headers: { accept: 'application/json' }, cache: 'no-store' })
+      .then(async (res) => {
+        if (!res.ok) return
+        const state = await res.json() as TrackingState
+        coming = truckComing(state.status)
+        showMap(state)
+      })
+      .catch(() => {})
+  }, TRUCK_EVERY_MS)
+
   const STATES: Record<LiveState, string> = { connecting: 'Connecting for live updates…', open: 'This page updates itself while it is open.', closed: 'Live updates stopped.' }
   const stream = openLive(`${path}/events?after=${encodeURIComponent(root.dataset.position ?? '0')}`, {
     on: {
@@ -136,6 +153,7 @@ if (root) {
           for (const form of rating.querySelectorAll('form')) enhanceForm(form)
         }
         if (locate) locate.hidden = !m.state.can_share_location
+        coming = truckComing(m.state.status)
         showMap(m.state)
         const heading = `Status: ${m.state.status_label}`
         if (status && heading !== shownStatus) status.textContent = `Updated. ${heading}.`

@@ -89,7 +89,7 @@ describe('/accounts', () => {
     const res = await post('/accounts', cookie, { name: '', kind: 'tow_club', 'contacts.0.name': '', 'contacts.1.name': 'Night <desk>', 'contacts.1.phone': 'call me', 'contacts.1.email': 'night@', rates: 'typed rates' })
     expect(res.status).toBe(422)
     const html = await res.text()
-    expect(html).toContain('role="alert" data-form-alert>Some fields need attention')
+    expect(html).toContain('role="alert" data-form-alert tabindex="-1" autofocus>Some fields need attention')
     expect(besideField(html, 'name')).toBe('must not be blank')
     expect(besideField(html, 'kind')).toBe('must be one of the kinds listed: Motor club, Police, Fleet, Body shop, Dealer, Insurance, Municipality, Private property, Other')
     expect(besideField(html, 'contacts.1.phone')).toBe('is not a phone number (use the +country form, e.g. +15552013344)')

@@ -11,6 +11,6 @@ import { commercialAccountView } from './commercial-account.view'
 export function listCommercialAccounts(ctx: OperationContext, query: { limit?: string; cursor?: string }) {
   requirePermission(ctx.actor, 'accounts:read')
   const limit = pageLimit(query.limit)
-  const after = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string'], 'cac') : undefined
+  const after = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string'], { idPrefix: 'cac' }) : undefined
   return page(listCommercialAccountRows(ctx.db, ctx.scope.accountId, after, limit + 1), limit, commercialAccountView, (r) => [r.createdAt, r.id])
 }

@@ -161,7 +161,7 @@ describe('New job', () => {
     const res = await postForm(cookie, { customer_name: '', customer_phone: '12', pickup: '', destination: 'Keep <this>' })
     expect(res.status).toBe(422)
     const html = await res.text()
-    expect(html).toMatch(/role="alert" data-form-alert>The job was not created/)
+    expect(html).toMatch(/role="alert" data-form-alert tabindex="-1" autofocus>The job was not created/)
     // Every bad field at the first refusal: the blank ones and the phone that cannot be texted.
     expect(html).toMatch(/id="f-customer_name-error">[^<]+</)
     expect(html).toMatch(/id="f-pickup-error">[^<]+</)

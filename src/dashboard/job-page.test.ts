@@ -295,8 +295,13 @@ describe('the job page', () => {
     const src = `/jobs/${job.id}/photos/${event.detail.photo_id}`
     const page = await (await get(`/jobs/${job.id}`, cookie)).text()
     expect(page).toContain(`<a href="${src}"><img src="${src}/thumb"`)
+    // A PNG's thumbnail is a WebP (it keeps transparency, which JPEG cannot); asked again with its tag, or with *, 304.
     const thumb = await get(`${src}/thumb`, cookie)
-    expect({ status: thumb.status, type: thumb.headers.get('content-type'), cache: thumb.headers.get('cache-control') }).toEqual({ status: 200, type: 'image/jpeg', cache: 'private, no-cache' })
+    expect({ status: thumb.status, type: thumb.headers.get('content-type'), cache: thumb.headers.get('cache-control') }).toEqual({ status: 200, type: 'image/webp', cache: 'private, no-cache' })
+    for (const tag of [thumb.headers.get('etag')!, '*']) {
+      const again = await api.raw(new Request(`${ORIGIN}${src}/thumb`, { headers: { cookie, 'if-none-match': tag } }))
+      expect({ tag, status: again.status }).toEqual({ tag, status: 304 })
+    }
     const img = await get(src, cookie)
     expect(img.status).toBe(200)
     expect(img.headers.get('content-type')).toBe('image/png')

@@ -173,7 +173,7 @@ describe('the jobs list', () => {
     expect(backwards.status).toBe(422)
     expect(backwards.ids).toEqual([])
     expect(backwards.html).toContain('role="alert"')
-    expect(backwards.html).toMatch(/<div class="form-alert" role="alert" data-form-alert>The search was not run\. To: must be the same day as From or later\.<\/div>/)
+    expect(backwards.html).toMatch(/<div class="form-alert" role="alert" data-form-alert tabindex="-1" autofocus>The search was not run\. To: must be the same day as From or later\.<\/div>/)
     expect(backwards.html).toMatch(/<input[^>]*id="f-to"[^>]*aria-invalid="true"[^>]*aria-describedby="f-to-error"/)
     expect(backwards.html).toContain('<p class="field-error" id="f-to-error">must be the same day as From or later</p>')
     expect(backwards.html).toMatch(/<input[^>]*id="f-q"[^>]*value="Ann"/)

@@ -309,6 +309,11 @@ describe('the driver page', () => {
     const again = await get(`${path}/photos/${photo.id}/thumb`, { 'if-none-match': thumb.headers.get('etag')! })
     expect({ status: again.status, bytes: (await again.arrayBuffer()).byteLength }).toEqual({ status: 304, bytes: 0 })
     expect(new Uint8Array(await (await get(`${path}/photos/${photo.id}`)).arrayBuffer())).toEqual(big as Uint8Array<ArrayBuffer>)
+    // A PNG over 16 megapixels (decoded whole, it would hold 64 MB and more) is shown as it is, not decoded.
+    const wide = await new Bun.Image(JPEG).resize(5000, 4000).png().bytes()
+    const huge = addPhoto(api.contexts.forOperator(api.accountId), job.id, wide)
+    const asIs = await get(`${path}/photos/${huge.id}/thumb`)
+    expect({ status: asIs.status, type: asIs.headers.get('content-type'), bytes: (await asIs.arrayBuffer()).byteLength }).toEqual({ status: 200, type: 'image/png', bytes: wide.length })
     // Once the link is taken back, the thumbnail is refused like the photo.
     expect((await call(api, key, 'DELETE', `/jobs/${job.id}/assign`)).status).toBe(200)
     expect((await get(`${path}/photos/${photo.id}/thumb`)).status).toBe(410)

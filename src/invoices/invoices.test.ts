@@ -273,7 +273,7 @@ describe('the job page\'s invoices', () => {
     expect(formOf(draft.text, `/jobs/${job.id}/invoices/new`).filter(([n]) => n !== 'idempotency_key')).toEqual([['description[]', ''], ['amount[]', '']])
     const res = await post(cookie, `/jobs/${job.id}/invoices/new`, [['description[]', 'Tow'], ['amount[]', '12.345'], ['description[]', ''], ['amount[]', '40'], ['intent', 'issue']])
     expect(res.status).toBe(422)
-    expect(res.text).toMatch(/role="alert" data-form-alert>The invoice was not issued/)
+    expect(res.text).toMatch(/role="alert" data-form-alert tabindex="-1" autofocus>The invoice was not issued/)
     expect(res.text).toContain('id="f-line-0-amount-error">must be dollars and cents, e.g. 185.00 (a discount: -20.00)</p>')
     expect(res.text).toContain('id="f-line-1-description-error">must be 1 to 200 characters</p>')
     expect(res.text).toContain('value="12.345"')

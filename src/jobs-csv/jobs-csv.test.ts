@@ -85,7 +85,7 @@ describe('the import page', () => {
     expect(r.status).toBe(422)
     expect(r.html).toContain('<th scope="col">Row</th><th scope="col">Column</th><th scope="col">Message</th>')
     expect(tableRows(r.html)).toEqual(['3|customer.name|must not be empty', '4|cancel_reason|is required for a cancelled job: 3 to 500 characters'])
-    expect(r.html).toMatch(/role="alert" data-form-alert>Checked: nothing was written. 2 problems in 2 rows/)
+    expect(r.html).toMatch(/role="alert" data-form-alert tabindex="-1" autofocus>Checked: nothing was written. 2 problems in 2 rows/)
     expect(count('jobs')).toBe(0)
   })
 

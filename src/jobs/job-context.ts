@@ -49,7 +49,8 @@ function jobStale(expected: string, current: string): AppError {
  */
 export function requireReason(raw: string | undefined | null, field: 'cancel_reason' | 'reason', what: string): string {
   const reason = (raw ?? '').trim()
-  const length = charCount(reason)
+  // Invisible characters alone (zero-width spaces, joiners) are no reason: such a text counts as empty.
+  const length = reason.replace(/[\p{Cf}\s]/gu, '') === '' ? 0 : charCount(reason)
   if (length < 3 || length > 500) {
     throw new AppError('job_reason_required', `${what} needs a ${field} of 3 to 500 characters.`, { field, length })
   }

@@ -108,6 +108,14 @@ describe('GET /jobs', () => {
     }
     // And a list takes its own.
     expect((await call(api, key, 'GET', `/jobs?cursor=${jobsCursor}`)).status).toBe(200)
+    // One job's timeline cursor is not another job's (it would skip that job's first events).
+    const other = await makeJob(api, key)
+    await call(api, key, 'POST', `/jobs/${job.id}/notes`, { text: 'one' })
+    const eventsCursor = (await call(api, key, 'GET', `/jobs/${job.id}/events?limit=1`)).body.next_cursor
+    expect(typeof eventsCursor).toBe('string')
+    expect(expectCallError(await call(api, key, 'GET', `/jobs/${other.id}/events?cursor=${eventsCursor}`), 422, 'validation_failed').details.fields).toEqual([{ path: 'cursor', message: 'is not a cursor this list returned' }])
+    const next = await call(api, key, 'GET', `/jobs/${job.id}/events?limit=1&cursor=${eventsCursor}`)
+    expect({ status: next.status, type: next.body.data[0]?.type }).toEqual({ status: 200, type: 'job.note_added' })
   })
 
   test('an unknown query parameter is 422 validation_failed', async () => {

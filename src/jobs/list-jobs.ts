@@ -17,7 +17,7 @@ export function listJobs(ctx: OperationContext, query: ListJobsQuery) {
   if (statuses?.some((s) => !isStatus(s))) {
     throw validationFailed([{ path: 'status', message: `must be one of ${STATUSES.join(', ')}, or several of them separated by commas` }])
   }
-  const after = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string'], 'job') : undefined
+  const after = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string'], { idPrefix: 'job' }) : undefined
   const rows = listJobRows(db, scope, {
     statuses,
     since: queryTime('since', query.since),
@@ -35,8 +35,8 @@ export function listJobEvents(ctx: OperationContext, id: string, query: PageQuer
   requirePermission(ctx.actor, 'jobs:read')
   const job = findJobOrThrow(ctx.db, ctx.scope, id)
   const limit = pageLimit(query.limit)
-  const after = query.cursor ? decodeCursor<[number]>(query.cursor, ['number'])[0] : 0
-  return page(listJobEventRows(ctx.db, job.id, after, limit + 1), limit, jobEventView, (e) => [e.seq])
+  const after = query.cursor ? decodeCursor<[number]>(query.cursor, ['number'], { owner: `events of ${job.id}` })[0] : 0
+  return page(listJobEventRows(ctx.db, job.id, after, limit + 1), limit, jobEventView, (e) => [e.seq, `events of ${job.id}`])
 }
 
 /** GET /jobs/{id}: one job with its unit, the unit's last position and the tracking link. */

@@ -142,7 +142,7 @@ export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSe
   else if (status !== '') problems.push({ path: 'status', message: `must be unfinished, finished or one of ${STATUSES.join(', ')}` })
   let after: [number, string] | undefined
   try {
-    if (input.cursor) after = decodeCursor<[number, string]>(input.cursor, ['number', 'string'], 'job')
+    if (input.cursor) after = decodeCursor<[number, string]>(input.cursor, ['number', 'string'], { idPrefix: 'job' })
   } catch {
     problems.push({ path: 'cursor', message: 'is not a page this list gave; start the search again' })
   }

@@ -64,10 +64,16 @@ export function refusedForm(err: unknown, values: Record<string, FormValue> | Fo
   return state
 }
 
-/** The form's summary: an element with `role="alert"`, empty (and hidden) until there is something to say. */
+/**
+ * The form's summary: an element with `role="alert"`, empty (and hidden) until there is something
+ * to say. Saying something, it takes the focus when the page loads (`autofocus`, no script
+ * needed): a screen reader reads it and the next Tab leads on from the refused form.
+ */
 export function formAlert(form: FormState): Html {
   const text = form.alert ?? (Object.keys(form.errors).length ? FIELD_PROBLEMS_ALERT : '')
-  return html`<div class="form-alert" role="alert" data-form-alert>${text}</div>`
+  return text
+    ? html`<div class="form-alert" role="alert" data-form-alert tabindex="-1" autofocus>${text}</div>`
+    : html`<div class="form-alert" role="alert" data-form-alert></div>`
 }
 
 /** The id of a field's control: `f-` and its name, with anything but letters, digits, `-` and `_` as `-`. */

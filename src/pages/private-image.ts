@@ -14,5 +14,5 @@ export function privateImage(request: Request, data: Uint8Array, contentType: st
 /** Whether the browser's copy is the one tagged `tag` (its If-None-Match names it): a 304 answers it. */
 export function alreadyHas(request: Request, tag: string): boolean {
   const asked = request.headers.get('if-none-match')
-  return !!asked && asked.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${tag}"`)
+  return !!asked && (asked.trim() === '*' || asked.split(',').some((t) => t.trim().replace(/^W\//, '') === `"${tag}"`))
 }

@@ -234,8 +234,10 @@ describe('lengths count characters, as the document\'s maxLength does', () => {
     }
   })
 
-  test('a cancel reason of three emoji is three characters', async () => {
+  test('a cancel reason of three emoji is three characters; three zero-width spaces are no reason', async () => {
     const job = await makeJob(api, key)
+    const invisible = await refusedWithoutWriting(async () => (await send('PATCH', `/api/v1/jobs/${job.id}`, JSON.stringify({ status: 'cancelled', cancel_reason: '\u200b\u200b\u200b' }))).res, 422, 'job_reason_required')
+    expect(invisible.details).toMatchObject({ field: 'cancel_reason', length: 0 })
     const res = (await send('PATCH', `/api/v1/jobs/${job.id}`, JSON.stringify({ status: 'cancelled', cancel_reason: '\u{1F697}\u{1F4A5}\u{1F6A7}' }))).res
     expect(res.status).toBe(200)
   })

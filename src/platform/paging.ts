@@ -7,15 +7,18 @@ export function encodeCursor(parts: (string | number)[]): string {
 }
 
 /**
- * Decodes a cursor made by `encodeCursor`, checking its shape and, with `idPrefix`, that its
- * last part is an id of that kind (`job` for `job_…`), so that one list's cursor is not taken by
- * another list of the same shape; 422 if it is not one of this list's.
+ * Decodes a cursor made by `encodeCursor`, checking its shape and, with `idPrefix`, that the id
+ * it holds is of that kind (`job` for `job_…`), so that one list's cursor is not taken by another
+ * list of the same shape; with `owner`, that its last part is that id (the job or endpoint whose
+ * list it pages: one job's timeline cursor is not another job's). 422 if it is not one of this list's.
  */
-export function decodeCursor<T extends (string | number)[]>(cursor: string, shape: ('string' | 'number')[], idPrefix?: string): T {
+export function decodeCursor<T extends (string | number)[]>(cursor: string, shape: ('string' | 'number')[], check: { idPrefix?: string; owner?: string } = {}): T {
   try {
     const parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-    if (Array.isArray(parts) && parts.length === shape.length && parts.every((p, i) => typeof p === shape[i])
-      && (idPrefix === undefined || String(parts[parts.length - 1]).startsWith(`${idPrefix}_`))) return parts as T
+    const own = check.owner === undefined ? 0 : 1
+    if (Array.isArray(parts) && parts.length === shape.length + own && shape.every((type, i) => typeof parts[i] === type)
+      && (check.idPrefix === undefined || String(parts[shape.length - 1]).startsWith(`${check.idPrefix}_`))
+      && (check.owner === undefined || parts[shape.length] === check.owner)) return parts.slice(0, shape.length) as T
   } catch {}
   throw validationFailed([{ path: 'cursor', message: 'is not a cursor this list returned' }])
 }

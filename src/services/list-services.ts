@@ -10,7 +10,7 @@ export function listServicesPage(ctx: OperationContext, query: { limit?: string;
   const { db } = ctx
   const accountId = ctx.scope.accountId
   const limit = pageLimit(query.limit)
-  const after = query.cursor ? decodeCursor<[string, string]>(query.cursor, ['string', 'string'], 'svc') : undefined
+  const after = query.cursor ? decodeCursor<[string, string]>(query.cursor, ['string', 'string'], { idPrefix: 'svc' }) : undefined
   const base = and(eq(services.accountId, accountId), eq(services.active, true))
   const where = after ? and(base, or(gt(services.name, after[0]), and(eq(services.name, after[0]), gt(services.id, after[1])))) : base
   const rows = db.select().from(services).where(where).orderBy(asc(services.name), asc(services.id)).limit(limit + 1).all()

@@ -39,11 +39,11 @@ export function listJobTexts(ctx: OperationContext, jobId: string, query: { limi
   const canReadRoster = can(ctx.actor, 'roster:read')
   const job = findJobOrThrow(db, ctx.scope, jobId)
   const limit = pageLimit(query.limit)
-  const [afterAt, afterId] = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string'], 'txt') : [-1, '']
+  const [afterAt, afterId] = query.cursor ? decodeCursor<[number, string]>(query.cursor, ['number', 'string'], { idPrefix: 'txt', owner: `texts of ${job.id}` }) : [-1, '']
   const rows = db.$client.query<RawText, [string, number, number, string, number]>(
     `SELECT * FROM texts WHERE job_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?`,
   ).all(job.id, afterAt, afterAt, afterId, limit + 1)
-  return page(rows, limit, (r) => forApiKey(textView(links, r), canReadRoster), (r) => [r.created_at, r.id])
+  return page(rows, limit, (r) => forApiKey(textView(links, r), canReadRoster), (r) => [r.created_at, r.id, `texts of ${job.id}`])
 }
 
 /** Lists the outbox newest first for the operator CLI, optionally for one job or status. */

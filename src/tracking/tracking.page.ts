@@ -104,7 +104,7 @@ export function trackingPage(s: TrackingState, opts: { path: string; tileUrl: st
   // The map's script and style (Leaflet) load only once there is a truck to show: the page stays light until then.
   const mapScript = hasAsset('map.js') ? assetUrl('map.js') : ''
   const mapStyle = hasAsset('map.css') ? assetUrl('map.css') : ''
-  const body = html`<div class="track" id="track"${attrs({ 'data-path': opts.path, 'data-position': s.stream_position, 'data-map-script': mapScript, 'data-map-style': mapStyle })}>
+  const body = html`<div class="track" id="track"${attrs({ 'data-path': opts.path, 'data-position': s.stream_position, 'data-status': s.status, 'data-map-script': mapScript, 'data-map-style': mapStyle })}>
 <header class="track-head">
 <p class="track-company">${s.company.name}</p>
 <h1>Your tow</h1>

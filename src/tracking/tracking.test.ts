@@ -180,7 +180,7 @@ describe('the customer\'s actions', () => {
     for (const fields of [{ lat: '91', lng: '0', accuracy_m: '5' }, { lat: '45', lng: '-181', accuracy_m: '' }, { lat: '', lng: '', accuracy_m: '' }, { lat: 'NaN', lng: '1', accuracy_m: '' }, { lat: '1', lng: '1', accuracy_m: '-3' }, { lat: '1e999', lng: '1', accuracy_m: '' }]) {
       const res = await post(`${path}/location`, fields)
       expect({ fields, status: res.status }).toEqual({ fields, status: 422 })
-      expect(res.text).toMatch(/<div class="form-alert" role="alert" data-form-alert>Your phone did not give a usable location/)
+      expect(res.text).toMatch(/<div class="form-alert" role="alert" data-form-alert tabindex="-1" autofocus>Your phone did not give a usable location/)
     }
     await expectNothingWritten(api, key, before)
   })

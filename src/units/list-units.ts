@@ -21,7 +21,7 @@ export function listUnitsPage(ctx: OperationContext, query: { limit?: string; cu
   requirePermission(ctx.actor, 'roster:read')
   const { db, scope } = ctx
   const limit = pageLimit(query.limit)
-  const after = query.cursor ? decodeCursor<[string, string]>(query.cursor, ['string', 'string'], 'unit') : undefined
+  const after = query.cursor ? decodeCursor<[string, string]>(query.cursor, ['string', 'string'], { idPrefix: 'unit' }) : undefined
   const rows = listUnits(db, scope, limit + 1, after ? { name: after[0], id: after[1] } : undefined)
   const busy = busyUnitIds(db, scope.accountId, rows.map((r) => r.id))
   return page(rows, limit, (u) => unitView(u, busy.has(u.id)), (u) => [u.name, u.id])

@@ -76,7 +76,7 @@ export function listAttempts(ctx: OperationContext, endpointId: string, limit: n
   requirePermission(ctx.actor, 'webhooks:manage')
   const { db, links } = ctx
   const e = findEndpointOrThrow(db, ctx.scope, endpointId)
-  const [beforeAt, beforeRow, listed] = cursor ? decodeCursor<[number, number, number]>(cursor, ['number', 'number', 'number']) : [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 0]
+  const [beforeAt, beforeRow, listed] = cursor ? decodeCursor<[number, number, number]>(cursor, ['number', 'number', 'number'], { owner: `attempts of ${e.id}` }) : [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 0]
   const room = Math.max(0, Math.min(limit, LISTED_ATTEMPTS - listed))
   const rows = db.$client.query<Record<string, any>, [string, number, number, number, number]>(
     `SELECT a.*, a.rowid AS row_number, d.account_id AS d_account_id, d.created_at AS d_created_at, ${DELIVERY_DATA}
@@ -89,7 +89,7 @@ export function listAttempts(ctx: OperationContext, endpointId: string, limit: n
   return {
     object: 'list' as const,
     has_more,
-    next_cursor: has_more && last ? encodeCursor([last.created_at as number, last.row_number as number, listed + shown.length]) : null,
+    next_cursor: has_more && last ? encodeCursor([last.created_at as number, last.row_number as number, listed + shown.length, `attempts of ${e.id}`]) : null,
     data: shown.map((r) => ({
       object: 'delivery_attempt' as const,
       id: r.id,

@@ -50,7 +50,7 @@ export function countEndpoints(db: Db, accountId: string): number {
 
 /** Lists the live endpoints a caller manages, oldest first, cursor-paged like every list. */
 export function listEndpointsPage(db: Db, scope: AccountScope, limit: number, cursor: string | undefined) {
-  const [afterAt, afterId] = cursor ? decodeCursor<[number, string]>(cursor, ['number', 'string'], 'whk') : [-1, '']
+  const [afterAt, afterId] = cursor ? decodeCursor<[number, string]>(cursor, ['number', 'string'], { idPrefix: 'whk' }) : [-1, '']
   const rows: EndpointRow[] = []
   // Site filtering is done here (endpoints per account are capped), so read on until the page is full.
   let at = afterAt
