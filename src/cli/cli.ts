@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { ConfigError, readConfig, type Config } from '../config'
 import { openDatabase, closeDatabase, type Db } from '../db/client'
-import { migrateDatabase } from '../db/migrate'
+import { embeddedMigrations, migrateDatabase, pendingMigrations } from '../db/migrate'
+import { embeddedPgMigrations } from '../db/pg/migrate-postgres'
 import { openLinkKey } from '../db/link-key'
 import type { JobLinks } from '../jobs/job-links'
 import { AppError } from '../platform/errors'
@@ -56,21 +57,32 @@ export function dbFlag(config: Config): string {
 }
 
 /**
- * Opens and migrates the database for an operator command, runs `fn`, then closes it. Only
- * `create: true` commands (migrate, demo) may make a new database: for the others a missing
- * file is a typo or the wrong folder, and an empty database would hide that.
+ * Opens the database for an operator command, runs `fn`, then closes it. Only `create: true`
+ * commands (migrate, demo) may make a new database or upgrade an older one: for the others a
+ * missing file is a typo or the wrong folder (an empty database would hide that), and a database
+ * an older towline made is refused until `migrate` upgrades it; `asItIs` (backup) takes it as it is.
  */
-export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config: Config, links: JobLinks) => T | Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
+export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config: Config, links: JobLinks) => T | Promise<T>, opts: { create?: boolean; asItIs?: boolean } = {}): Promise<T> {
   const config = configFrom(values)
   const create = opts.create ?? false
   const missing = () => new ConfigError(`no database at ${describeDatabase(config.dbPath)} (nothing was created); to start one run ${selfCommand()} migrate${dbFlag(config)} (serve creates it too), or point --db or TOWLINE_DB at yours`)
-  if (!create && !isPostgresUrl(config.dbPath) && !existsSync(config.dbPath)) throw missing()
+  // An empty file is no database either (opening it would write SQLite's header into it).
+  if (!create && !isPostgresUrl(config.dbPath) && (!existsSync(config.dbPath) || statSync(config.dbPath).size === 0)) throw missing()
   const db = openDatabase(config.dbPath, { create })
   try {
-    // A PostgreSQL database without towline's tables is the wrong database, or one never migrated.
-    if (!create && db.engine === 'postgres' && !db.$client.query("SELECT 1 FROM information_schema.tables WHERE table_name = '__drizzle_migrations' AND table_schema = current_schema()").get()) throw missing()
+    if (!create) {
+      // A database without towline's tables (an empty file, another program's) is the wrong one,
+      // or one never migrated; one made by an older towline is upgraded only when asked (migrate,
+      // serve), after a backup: a listing command must not change it, irreversibly, on the side.
+      const pending = pendingMigrations(db)
+      const all = (db.engine === 'postgres' ? embeddedPgMigrations() : embeddedMigrations()).length
+      if (pending.length === all) throw missing()
+      if (pending.length && !opts.asItIs) {
+        throw new ConfigError(`the database at ${describeDatabase(config.dbPath)} was made by an older towline: ${pending.length} migration${pending.length === 1 ? '' : 's'} to apply (${pending[0]}${pending.length > 1 ? ` to ${pending.at(-1)}` : ''}); nothing was changed. Back it up (${selfCommand()} backup FILE${dbFlag(config)}), then run ${selfCommand()} migrate${dbFlag(config)} (serve also does it)`)
+      }
+    }
     const { key } = openLinkKey(db, config.linkKeyFile)
-    migrateDatabase(db, { linkKey: () => key })
+    if (!opts.asItIs) migrateDatabase(db, { linkKey: () => key })
     return await fn(db, config, { publicUrl: config.publicUrl, key })
   } finally {
     closeDatabase(db)

@@ -60,5 +60,5 @@ function backupSqlite(values: Record<string, any>, target: string) {
       rmSync(partial, { force: true })
     }
     process.stdout.write(`Backed up ${config.dbPath} to ${target}, and its link key to ${keyTarget}: keep them together.\n`)
-  })
+  }, { asItIs: true })
 }

@@ -3,7 +3,7 @@ import type { Db } from './client'
 import { journal, SQL_BY_TAG } from './migrations.gen'
 import { hashToken, seal } from '../platform/sealed'
 import { sealLinksIn } from '../jobs/job-links'
-import { migratePostgres } from './pg/migrate-postgres'
+import { embeddedPgMigrations, migratePostgres } from './pg/migrate-postgres'
 
 /** The database was migrated by a newer towline than this one; refusing to run on it. */
 export class DatabaseTooNewError extends Error {}
@@ -122,6 +122,19 @@ function migrateThrough(db: Db, through: string | undefined): string[] {
   // db.dialect / db.session are what drizzle's migrate() itself calls; pinned drizzle-orm version.
   ;(db as any).dialect.migrate(migrations, (db as any).session, { migrationsTable: '__drizzle_migrations' })
   return pending
+}
+
+/**
+ * The embedded migrations this database has not had yet, oldest first (every one for a database
+ * with no towline tables). Reads only: nothing is created or changed.
+ */
+export function pendingMigrations(db: Db): string[] {
+  if (db.engine === 'postgres') {
+    const has = db.$client.query("SELECT 1 FROM information_schema.tables WHERE table_name = '__drizzle_migrations' AND table_schema = current_schema()").get()
+    const last = has ? db.$client.query<{ at: number }, []>('SELECT created_at AS at FROM "__drizzle_migrations" ORDER BY created_at DESC LIMIT 1').get() : null
+    return embeddedPgMigrations().filter((e) => !last || e.when > Number(last.at)).map((e) => e.tag)
+  }
+  return journal.entries.slice(appliedThrough(db) + 1).map((e) => e.tag)
 }
 
 /** Lists the journal of embedded migrations (tag and timestamp), oldest first. */

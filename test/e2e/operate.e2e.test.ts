@@ -4,12 +4,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { cli, databaseOf, freshFolder, startServerPerTest } from '../binary'
 import { TEST_ENGINE } from '../engine'
 import { describeDatabase } from '../../src/db/location'
+import { closeDatabase, openDatabase } from '../../src/db/client'
+import { migrateDatabase } from '../../src/db/migrate'
 
 let folder: ReturnType<typeof freshFolder>
 beforeAll(() => { folder = freshFolder() })
@@ -77,6 +79,50 @@ describe('commands that need a database never create one', () => {
       }
     })
   }
+})
+
+// A database at an older layout is made here with the migrations of the source, up to one tag.
+;(TEST_ENGINE === 'sqlite' ? describe : describe.skip)('a database made by an older towline', () => {
+  test('is refused by the other commands, in one line naming migrate, and left as it was; backup copies it as it is; migrate upgrades it', () => {
+    const f = freshFolder()
+    try {
+      const path = join(f.dir, 'towline.db')
+      const old = openDatabase(path, { create: true })
+      migrateDatabase(old, { through: '0006_webhook_event_payloads' })
+      const applied = () => (old.$client.query('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n
+      const before = applied()
+      for (const args of [['keys', 'list'], ['jobs', 'list'], ['units', 'add', '--name', 'Truck 1']]) {
+        const r = cli(f.bin, args, { cwd: f.dir })
+        expect({ args, code: r.code, lines: r.stderr.trim().split('\n').length, stdout: r.stdout }).toEqual({ args, code: 2, lines: 1, stdout: '' })
+        expect(r.stderr).toContain('was made by an older towline')
+        expect(r.stderr).toContain('migrate')
+        expect(applied()).toBe(before)
+      }
+      expect(existsSync(join(f.dir, 'towline.db.key'))).toBe(false)
+      const backup = cli(f.bin, ['backup', 'before-upgrade.db'], { cwd: f.dir })
+      expect(backup.code).toBe(0)
+      expect(applied()).toBe(before)
+      closeDatabase(old)
+      expect(cli(f.bin, ['migrate'], { cwd: f.dir }).code).toBe(0)
+      const listed = cli(f.bin, ['keys', 'list'], { cwd: f.dir })
+      expect({ code: listed.code, stdout: listed.stdout.startsWith('No keys yet.') }).toEqual({ code: 0, stdout: true })
+    } finally {
+      f.cleanup()
+    }
+  })
+
+  test('an empty file is no database: the commands say so and leave it empty', () => {
+    const f = freshFolder()
+    try {
+      writeFileSync(join(f.dir, 'towline.db'), '')
+      const r = cli(f.bin, ['keys', 'list'], { cwd: f.dir })
+      expect(r.code).not.toBe(0)
+      expect(r.stderr).toContain('no database at')
+      expect(statSync(join(f.dir, 'towline.db')).size).toBe(0)
+    } finally {
+      f.cleanup()
+    }
+  })
 })
 
 // The SQLite file's mode (a PostgreSQL database's files are the server's).
