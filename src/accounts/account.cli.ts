@@ -1,5 +1,5 @@
 import type { Command } from '../cli/cli'
-import { DB_OPTIONS, UsageError, asUsage, printJson, table, withDb } from '../cli/cli'
+import { DB_OPTIONS, UsageError, asUsage, printJson, table, withDb, requireKnownAccount } from '../cli/cli'
 import { systemClock } from '../platform/clock'
 import { createAccount, ensureDefaultAccount } from './create-account'
 import { createKey, KeyInputError } from './create-key'
@@ -65,6 +65,7 @@ const keysList: Command = {
   options: { ...DB_OPTIONS, account: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db) => {
+    requireKnownAccount(db, values.account)
     const rows = listKeys(db, values.account).map((k) => ({
       id: k.id, name: k.name, prefix: k.prefix, account_id: k.accountId, scopes: JSON.parse(k.scopes) as string[],
       site_ids: k.siteIds ? JSON.parse(k.siteIds) : null, created_at: iso(k.createdAt), last_used_at: iso(k.lastUsedAt),

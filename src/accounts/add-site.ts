@@ -1,5 +1,5 @@
 import { InputError } from '../platform/errors'
-import type { Db } from '../db/client'
+import { inTransaction, type Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { newId } from '../platform/ids'
 import { sites } from './account.table'
@@ -13,15 +13,21 @@ export class SiteInputError extends InputError {}
 export function addSite(db: Db, clock: Clock, input: { accountId: string; name: string }): SiteRow {
   const name = input.name.trim()
   if (!name) throw new SiteInputError('a site needs a name', 'name')
-  if (!findAccountById(db, input.accountId)) throw new SiteInputError(`no account ${input.accountId}`, 'account')
-  if (listSites(db, input.accountId).some((s) => s.name.toLowerCase() === name.toLowerCase())) throw new SiteInputError(`the account already has a site named "${name}"`, 'name')
-  const now = clock.now()
-  const row: SiteRow = { id: newId('site', now), accountId: input.accountId, name, createdAt: now }
-  db.insert(sites).values(row).run()
+  const row = inTransaction(db, (tx) => {
+    // Checked in the write's transaction: two `sites add` of one name at once make one site.
+    if (!findAccountById(tx, input.accountId)) throw new SiteInputError(`no account ${input.accountId}`, 'account')
+    if (listSites(tx, input.accountId).some((s) => nameKey(s.name) === nameKey(name))) throw new SiteInputError(`the account already has a site named "${name}"`, 'name')
+    const now = clock.now()
+    const made: SiteRow = { id: newId('site', now), accountId: input.accountId, name, createdAt: now }
+    tx.insert(sites).values(made).run()
+    return made
+  })
   // Resolved keys carry the sites they see: this process's must be resolved again.
   keysChanged()
   return row
 }
+
+const nameKey = (name: string) => name.trim().normalize('NFC').toLowerCase()
 
 /** Finds the account's sites named by id or name (case-insensitive); throws naming the ones that exist. */
 export function resolveSites(db: Db, accountId: string, wanted: string[]): SiteRow[] {

@@ -7,6 +7,7 @@ import { embeddedPgMigrations } from '../db/pg/migrate-postgres'
 import { openLinkKey } from '../db/link-key'
 import type { JobLinks } from '../jobs/job-links'
 import { AppError } from '../platform/errors'
+import { findAccountById } from '../accounts/account.queries'
 import { describeDatabase, isPostgresUrl } from '../db/location'
 import { COMPILED } from '../platform/compiled'
 
@@ -103,6 +104,11 @@ export async function asUsage<T>(work: () => T | Promise<T>, notFoundHint = ''):
     if (err instanceof AppError && err.errorCode === 'not_found') throw new UsageError(`${err.message}${notFoundHint ? ` ${notFoundHint}` : ''}`)
     throw err
   }
+}
+
+/** Refuses an --account that names no account (a list filtered by a typo would read as empty). */
+export function requireKnownAccount(db: Db, accountId: string | undefined): void {
+  if (accountId !== undefined && !findAccountById(db, accountId)) throw new UsageError(`no account ${accountId}; ${selfCommand()} accounts list shows them`)
 }
 
 /** Prints a value as JSON on stdout. */

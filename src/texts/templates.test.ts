@@ -31,6 +31,7 @@ test('a wording may hold only the placeholders its texts are given; the driver l
   expect(templateProblem('driver_job_link', '{driver_url}')).toBeNull()
   expect(templateProblem('status_en_route', 'Open {driver_url}')).toBe('{driver_url} is not a placeholder of this text; it can use {company}, {pickup}, {tracking_url}, {eta}, {job_ref}')
   expect(templateProblem('driver_job_removed', '{driver_url} { company } {}')).toContain('{driver_url}, { company }, {} are not placeholders')
+  expect(templateProblem('driver_job_link', '{company}: new job at {pickup}')).toBe("must hold {driver_url}: this text is how the driver gets the job's link")
   expect(templateProblem('status_towing', ' \n ')).toBe('must not be empty')
   expect(templateProblem('status_towing', 'a'.repeat(1531))).toContain('at most 1530')
   // Every default passes its own check.

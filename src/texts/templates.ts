@@ -60,6 +60,8 @@ export function templateProblem(name: TemplateName, text: string): string | null
   if (unknown.length) {
     return `${unknown.map((p) => `{${p}}`).join(', ')} ${unknown.length === 1 ? 'is not a placeholder' : 'are not placeholders'} of this text; it can use ${allowed.map((p) => `{${p}}`).join(', ')}`
   }
+  // The driver's job-link text exists to carry the link: without it the driver gets nothing to open.
+  if (name === 'driver_job_link' && !text.includes('{driver_url}')) return 'must hold {driver_url}: this text is how the driver gets the job\'s link'
   return null
 }
 

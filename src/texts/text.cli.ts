@@ -47,6 +47,8 @@ page (Text templates) changes the same (owners).`,
   positionals: 0,
   run: ({ values }) => withDb(values, async (db, _config, links) => {
     const ctx = operatorContext(db, links, values.account)
+    if (values.text !== undefined && values.set === undefined) throw new UsageError('--text needs --set NAME: which template to change (nothing was changed)')
+    if (values.set !== undefined && values.reset !== undefined) throw new UsageError('give --set or --reset, not both (nothing was changed)')
     if (values.set !== undefined) {
       if (!values.text?.trim()) throw new UsageError('--text is required with --set')
       await asUsage(() => setTemplate(ctx, values.set, values.text))

@@ -1,5 +1,5 @@
 import type { Command } from '../cli/cli'
-import { DB_OPTIONS, UsageError, printJson, selfCommand, table, withDb, dbFlag } from '../cli/cli'
+import { DB_OPTIONS, UsageError, printJson, selfCommand, table, withDb, dbFlag, requireKnownAccount } from '../cli/cli'
 import { ensureDefaultAccount } from '../accounts/create-account'
 import { findAccountById } from '../accounts/account.queries'
 import { iso, systemClock } from '../platform/clock'
@@ -27,7 +27,8 @@ set its server URL to <public url>/osmand and its device identifier to the id pr
 --site names a site (id or name) the unit serves; repeat it for several. Without it the unit
 serves every site of the account. Keys limited to sites see the units that serve them.
 Warns (and still adds the unit) when the public URL, TOWLINE_PUBLIC_URL, is one phones
-cannot reach (localhost, a private or link-local address, a .local name) or is plain http.`,
+cannot reach (localhost, a private or link-local address, a .local name) or is plain http,
+and when --device-id is shorter than 12 characters (the id is all a phone shows to post).`,
   options: { ...DB_OPTIONS, name: { type: 'string' }, 'driver-name': { type: 'string' }, 'driver-phone': { type: 'string' }, site: { type: 'string', multiple: true }, 'device-id': { type: 'string' }, account: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db, config) => {
@@ -38,7 +39,10 @@ cannot reach (localhost, a private or link-local address, a .local name) or is p
     try {
       const siteIds = values.site?.length ? resolveSites(db, accountId, values.site).map((x) => x.id) : null
       const unit = addUnit(db, systemClock, { accountId, country: account.defaultCountry, name: values.name, driverName: values['driver-name'], driverPhone: values['driver-phone'], deviceId: values['device-id'], siteIds })
-      const warning = publicUrlWarning(config.publicUrl)
+      // The device id is all a phone shows to post positions: a short one chosen by hand can be guessed.
+      const given = values['device-id']?.trim()
+      const weak = given && given.length < 12 ? `Warning: device id ${given} is short enough to guess, and it is all a phone needs to move this truck on the map. Leave --device-id out to get a random one, or choose 12 characters or more.\n` : ''
+      const warning = weak + publicUrlWarning(config.publicUrl)
       if (values.json) {
         process.stderr.write(warning)
         return printJson({ object: 'unit', id: unit.id, name: unit.name, driver: { name: unit.driverName, phone: unit.driverPhone }, site_ids: unit.siteIds, device_id: unit.deviceId, osmand_url: `${config.publicUrl}/osmand` })
@@ -60,6 +64,7 @@ const unitsList: Command = {
   options: { ...DB_OPTIONS, account: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db, config) => {
+    requireKnownAccount(db, values.account)
     const accountId = values.account ?? ensureDefaultAccount(db, systemClock).account.id
     const rows = listUnits(db, { accountId, siteIds: null }, 1000).map((u) => ({
       id: u.id, name: u.name, driver_name: u.driverName, driver_phone: u.driverPhone, site_ids: u.siteIds, device_id: u.deviceId,

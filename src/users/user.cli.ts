@@ -1,5 +1,5 @@
 import type { Command } from '../cli/cli'
-import { DB_OPTIONS, UsageError, asUsage as asUsageOf, printJson, table, withDb } from '../cli/cli'
+import { DB_OPTIONS, UsageError, asUsage as asUsageOf, printJson, table, withDb, requireKnownAccount } from '../cli/cli'
 import { ensureDefaultAccount } from '../accounts/create-account'
 import { findAccountById } from '../accounts/account.queries'
 import { createContextFactory } from '../operations/context-factory'
@@ -55,6 +55,7 @@ const usersList: Command = {
   options: { ...DB_OPTIONS, account: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db) => {
+    requireKnownAccount(db, values.account)
     const rows = listUsers(db, values.account).map(userView)
     if (values.json) return printJson({ object: 'list', data: rows })
     if (!rows.length) return void process.stdout.write('No logins yet. Make the first owner with: towline users create --email you@example.com --role owner\n')

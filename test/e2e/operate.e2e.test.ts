@@ -125,6 +125,25 @@ describe('commands that need a database never create one', () => {
   })
 })
 
+;(TEST_ENGINE === 'sqlite' ? describe : describe.skip)('commands run at once', () => {
+  test('six `sites add` of one name at the same moment make one site; the others are refused naming it', async () => {
+    const f = freshFolder()
+    try {
+      expect(cli(f.bin, ['migrate'], { cwd: f.dir }).code).toBe(0)
+      const runs = await Promise.all(Array.from({ length: 6 }, async () => {
+        const p = Bun.spawn([f.bin, 'sites', 'add', '--name', 'Race yard'], { cwd: f.dir, stdout: 'pipe', stderr: 'pipe' })
+        return { code: await p.exited, stderr: await new Response(p.stderr).text() }
+      }))
+      expect(runs.filter((r) => r.code === 0)).toHaveLength(1)
+      for (const r of runs.filter((x) => x.code !== 0)) expect(r.stderr).toContain('already has a site named "Race yard"')
+      const listed = cli(f.bin, ['sites', 'list', '--json'], { cwd: f.dir })
+      expect(JSON.parse(listed.stdout).data.filter((s: { name: string }) => s.name === 'Race yard')).toHaveLength(1)
+    } finally {
+      f.cleanup()
+    }
+  })
+})
+
 // The SQLite file's mode (a PostgreSQL database's files are the server's).
 ;(TEST_ENGINE === 'sqlite' ? describe : describe.skip)('files are readable by their owner only', () => {
   test('migrate and demo create the database 0600', () => {
@@ -229,6 +248,22 @@ describe('commands that need a database never create one', () => {
 })
 
 describe('what the commands print', () => {
+  test('a list for an --account that does not exist is refused naming it, not shown as empty; texts templates refuses --text without --set, and both --set and --reset', () => {
+    const dir = folder.dir
+    cli(folder.bin, ['migrate', '--db', 'a.db'], { cwd: dir })
+    for (const what of ['keys', 'users', 'units']) {
+      const r = cli(folder.bin, [what, 'list', '--account', 'acct_typo', '--db', 'a.db'], { cwd: dir })
+      expect({ what, code: r.code, stdout: r.stdout, says: r.stderr.includes('no account acct_typo') }).toEqual({ what, code: 2, stdout: '', says: true })
+    }
+    const noSet = cli(folder.bin, ['texts', 'templates', '--text', 'Hello', '--db', 'a.db'], { cwd: dir })
+    expect({ code: noSet.code, says: noSet.stderr.includes('--text needs --set') }).toEqual({ code: 2, says: true })
+    const both = cli(folder.bin, ['texts', 'templates', '--set', 'status_en_route', '--text', 'On the way {tracking_url}', '--reset', 'status_en_route', '--db', 'a.db'], { cwd: dir })
+    expect({ code: both.code, says: both.stderr.includes('not both') }).toEqual({ code: 2, says: true })
+    // A hand-picked device id short enough to guess is taken, with a warning.
+    const weak = cli(folder.bin, ['units', 'add', '--name', 'Truck W', '--device-id', 'abc', '--db', 'a.db'], { cwd: dir, env: { TOWLINE_PUBLIC_URL: 'https://tow.example.com' } })
+    expect({ code: weak.code, says: weak.stderr.includes('device id abc is short enough to guess') }).toEqual({ code: 0, says: true })
+  })
+
   test('units add warns on stderr, still exiting 0, when phones cannot reach the public URL', () => {
     const dir = folder.dir
     cli(folder.bin, ['migrate', '--db', 'u.db'], { cwd: dir })
