@@ -1,3 +1,5 @@
+import { nameProblem } from '../platform/chars'
+import { MAX_SITE_NAME } from './names'
 import { InputError } from '../platform/errors'
 import { inTransaction, type Db } from '../db/client'
 import type { Clock } from '../platform/clock'
@@ -12,7 +14,8 @@ export class SiteInputError extends InputError {}
 /** Adds a site (a yard) to an account; names are unique within the account, ignoring case. */
 export function addSite(db: Db, clock: Clock, input: { accountId: string; name: string }): SiteRow {
   const name = input.name.trim()
-  if (!name) throw new SiteInputError('a site needs a name', 'name')
+  const problem = nameProblem(name, MAX_SITE_NAME)
+  if (problem) throw new SiteInputError(`a site's name ${problem}`, 'name')
   const row = inTransaction(db, (tx) => {
     // Checked in the write's transaction: two `sites add` of one name at once make one site.
     if (!findAccountById(tx, input.accountId)) throw new SiteInputError(`no account ${input.accountId}`, 'account')

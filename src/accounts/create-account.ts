@@ -1,3 +1,5 @@
+import { nameProblem } from '../platform/chars'
+import { MAX_COMPANY_NAME, MAX_SITE_NAME } from './names'
 import { InputError } from '../platform/errors'
 import type { Db } from '../db/client'
 import { inTransaction } from '../db/client'
@@ -9,7 +11,10 @@ import { findDefaultAccount, type AccountRow, type SiteRow } from './account.que
 /** Creates an account with its first site ("Main yard" unless named). */
 export function createAccount(db: Db, clock: Clock, input: { name: string; siteName?: string; isDefault?: boolean; defaultCountry?: string; phone?: string | null }): { account: AccountRow; site: SiteRow } {
   const name = input.name.trim()
-  if (!name) throw new InputError('an account needs a name', 'name')
+  const problem = nameProblem(name, MAX_COMPANY_NAME)
+  if (problem) throw new InputError(`the account's name ${problem}`, 'name')
+  const siteProblem = input.siteName === undefined ? null : nameProblem(input.siteName.trim(), MAX_SITE_NAME)
+  if (siteProblem && input.siteName?.trim()) throw new InputError(`the site's name ${siteProblem}`, 'site_name')
   const now = clock.now()
   const account: AccountRow = { id: newId('acct', now), name, isDefault: input.isDefault ?? false, defaultCountry: (input.defaultCountry ?? 'US').toUpperCase(), phone: input.phone ?? null, smsFrom: null, paymentUrl: null, createdAt: now }
   const site: SiteRow = { id: newId('site', now), accountId: account.id, name: input.siteName?.trim() || 'Main yard', createdAt: now }

@@ -4,6 +4,8 @@ import type { OperationContext } from '../operations/operation-context'
 import { findAccountById, type AccountRow } from './account.queries'
 import { requirePermission } from './actor'
 import { keysChanged } from './authenticate'
+import { nameProblem } from '../platform/chars'
+import { MAX_COMPANY_NAME } from './names'
 
 /** A change to an account that cannot be made as asked (blank name, bad phone, unknown country...): 422, each problem by field. */
 export class AccountInputError extends AppError {
@@ -12,8 +14,7 @@ export class AccountInputError extends AppError {
   }
 }
 
-/** The longest company name: it starts every text, so a long one costs every customer a segment. */
-export const MAX_COMPANY_NAME = 100
+export { MAX_COMPANY_NAME } from './names'
 const MAX_PAYMENT_URL = 2000
 
 /** What is wrong with a payment link (where the tracking page's Pay link sends a customer), or null. */
@@ -46,8 +47,8 @@ export function updateAccount(ctx: OperationContext, input: { name?: string; pho
   const problems: { path: string; message: string }[] = []
   if (input.name !== undefined) {
     const name = input.name.trim()
-    if (!name) problems.push({ path: 'name', message: 'must not be blank' })
-    else if (name.length > MAX_COMPANY_NAME) problems.push({ path: 'name', message: `must be at most ${MAX_COMPANY_NAME} characters` })
+    const problem = nameProblem(name, MAX_COMPANY_NAME)
+    if (problem) problems.push({ path: 'name', message: problem })
     else next.name = name
   }
   if (input.country !== undefined) {

@@ -13,3 +13,15 @@ export function charCount(s: string): number {
   }
   return n
 }
+
+/**
+ * What is wrong with a name given at the console or in a form (a company, site, unit, driver or
+ * service), or null: it holds characters, at most `max` of them, and no control characters (a
+ * newline or tab breaks the texts and tables it is printed in). `name` is already trimmed.
+ */
+export function nameProblem(name: string, max: number): string | null {
+  if (!name) return 'must not be blank'
+  if (/\p{Cc}/u.test(name)) return 'must be on one line, without tabs or other control characters'
+  if (charCount(name) > max) return `must be at most ${max} characters`
+  return null
+}

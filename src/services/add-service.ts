@@ -4,6 +4,7 @@ import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
 import { newId } from '../platform/ids'
 import { services, type Rate } from './service.table'
+import { nameProblem } from '../platform/chars'
 
 /** The unit each rate kind is charged by. */
 export const RATE_UNITS: Record<Rate['kind'], Rate['unit']> = { hook: 'job', flat: 'job', per_mile: 'mile', per_hour: 'hour', storage_per_day: 'day' }
@@ -24,7 +25,8 @@ export function parseRate(text: string): { kind: Rate['kind']; amount_cents: num
 export function addService(db: Db, clock: Clock, input: { accountId: string; name: string; serviceType: string; rates: { kind: Rate['kind']; amount_cents: number }[] }) {
   const name = input.name.trim()
   const serviceType = input.serviceType.trim()
-  if (!name) throw new ServiceInputError('a service needs a name', 'name')
+  const problem = nameProblem(name, 100)
+  if (problem) throw new ServiceInputError(`a service's name ${problem}`, 'name')
   if (!/^[a-z0-9_]{1,64}$/.test(serviceType)) throw new ServiceInputError(`the type "${input.serviceType}" must be lowercase letters, digits and _ (e.g. flatbed)`)
   const kinds = input.rates.map((r) => r.kind)
   if (new Set(kinds).size !== kinds.length) throw new ServiceInputError('each rate kind may appear once', 'rates')

@@ -1,3 +1,4 @@
+import { nameProblem } from '../platform/chars'
 import { InputError } from '../platform/errors'
 import type { Db } from '../db/client'
 import type { Clock } from '../platform/clock'
@@ -15,7 +16,10 @@ export class UnitInputError extends InputError {}
  */
 export function addUnit(db: Db, clock: Clock, input: { accountId: string; name: string; driverName?: string; driverPhone?: string; deviceId?: string; siteIds?: string[] | null; country?: string }): UnitRow {
   const name = input.name.trim()
-  if (!name) throw new UnitInputError('a unit needs a name', 'name')
+  const problem = nameProblem(name, 100)
+  if (problem) throw new UnitInputError(`a unit's name ${problem}`, 'name')
+  const driverProblem = input.driverName?.trim() ? nameProblem(input.driverName.trim(), 100) : null
+  if (driverProblem) throw new UnitInputError(`the driver's name ${driverProblem}`, 'driver_name')
   let phone: string | null = null
   if (input.driverPhone?.trim()) {
     phone = normalizePhone(input.driverPhone, input.country ?? 'US')

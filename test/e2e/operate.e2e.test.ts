@@ -259,6 +259,11 @@ describe('what the commands print', () => {
     expect({ code: noSet.code, says: noSet.stderr.includes('--text needs --set') }).toEqual({ code: 2, says: true })
     const both = cli(folder.bin, ['texts', 'templates', '--set', 'status_en_route', '--text', 'On the way {tracking_url}', '--reset', 'status_en_route', '--db', 'a.db'], { cwd: dir })
     expect({ code: both.code, says: both.stderr.includes('not both') }).toEqual({ code: 2, says: true })
+    // Names are one line of at most 100 characters (the company's opens every text).
+    const long = cli(folder.bin, ['accounts', 'create', '--name', 'N'.repeat(101), '--db', 'a.db'], { cwd: dir })
+    expect({ ok: long.code === 0, says: long.stderr.includes("the account's name must be at most 100 characters") }).toEqual({ ok: false, says: true })
+    const twoLines = cli(folder.bin, ['units', 'add', '--name', 'Truck\n1', '--db', 'a.db'], { cwd: dir })
+    expect({ code: twoLines.code, says: twoLines.stderr.includes('must be on one line') }).toEqual({ code: 2, says: true })
     // A hand-picked device id short enough to guess is taken, with a warning.
     const weak = cli(folder.bin, ['units', 'add', '--name', 'Truck W', '--device-id', 'abc', '--db', 'a.db'], { cwd: dir, env: { TOWLINE_PUBLIC_URL: 'https://tow.example.com' } })
     expect({ code: weak.code, says: weak.stderr.includes('device id abc is short enough to guess') }).toEqual({ code: 0, says: true })
