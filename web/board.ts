@@ -5,6 +5,9 @@
  * the board still shows every job as of its loading.
  */
 import { openLive } from './shared/live'
+import type { MapView } from './shared/map-view'
+
+const UNITS_EVERY_MS = 15_000
 
 interface JobMessage { position: number; event: { type: string; job_id: string }; job: { id: string; status: string; created_at: string; customer: { name: string } } | null; card: string | null }
 
@@ -155,6 +158,42 @@ document.addEventListener('click', (e) => {
   const ids = unopened()
   if (ids.delete(card.dataset.jobId!)) saveUnopened(ids)
 })
+// ---- units on the map ------------------------------------------------------------------------
+// A unit's position is not a job event: the board asks for the units every 15 seconds (not while
+// the page is hidden) and moves their markers and list, a unit added since the page loaded included.
+
+interface BoardUnit { id: string; name: string; status: string; position: { lat: number; lng: number } | null }
+let mapView: MapView | null = null
+const mapEl = document.querySelector<HTMLElement>('.board-map [data-map]')
+mapEl?.addEventListener('map-mounted', (e) => { mapView = (e as CustomEvent<MapView>).detail })
+
+async function refreshUnits(): Promise<void> {
+  if (document.hidden) return
+  let units: BoardUnit[]
+  try {
+    const res = await fetch('/board/units', { headers: { accept: 'application/json' }, cache: 'no-store' })
+    if (!res.ok) return
+    units = ((await res.json()) as { data: BoardUnit[] }).data
+  } catch {
+    return
+  }
+  const list = document.getElementById('unit-list')
+  if (list) {
+    list.replaceChildren(...units.map((u) => {
+      const li = document.createElement('li')
+      li.dataset.unitId = u.id
+      li.textContent = `${u.name}: ${u.status.replace('_', ' ')}${u.position ? '' : ' (no position yet)'}`
+      return li
+    }))
+  }
+  if (!mapView) return
+  for (const u of units) {
+    if (u.position) mapView.setPlace({ id: u.id, lat: u.position.lat, lng: u.position.lng, name: u.name })
+    else mapView.removePlace(u.id)
+  }
+}
+setInterval(() => { void refreshUnits() }, UNITS_EVERY_MS)
+
 markUnopened()
 refreshAges()
 setInterval(refreshAges, 30_000)

@@ -68,6 +68,8 @@ function truckMap() {
   const place = () => {
     if (!view || !wanted?.truck) return
     view.setPlace({ id: 'truck', lat: wanted.truck.lat, lng: wanted.truck.lng, name: wanted.unit?.name ?? 'Your truck' })
+    // Where the truck is drawn, on the map's element (what a test, or a stylesheet, can read).
+    if (el) el.dataset.truckAt = `${wanted.truck.lat},${wanted.truck.lng}`
     view.map.invalidateSize()
     view.fit()
   }

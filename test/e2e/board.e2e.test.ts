@@ -96,6 +96,18 @@ describe('the dispatch board in Chromium', () => {
     await page.context().close()
   }, 30_000)
 
+  test("units added and moved since the board opened reach its list and map without a reload (a position is not a job event: the board asks every 15 s)", async () => {
+    const page = await signIn(OWNER)
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    const made = JSON.parse(cli(folder.bin, ['units', 'add', '--name', 'Late Truck', '--device-id', 'late-truck-device-1', '--json'], { cwd: folder.dir }).stdout)
+    const fix = await fetch(`${server.url}/osmand?id=${made.device_id}&lat=45.51&lon=-122.68&timestamp=${Math.floor(Date.now() / 1000)}`)
+    expect(fix.status).toBe(200)
+    await page.locator(`#unit-list [data-unit-id="${made.id}"]`).waitFor({ timeout: 25_000 })
+    expect(await page.locator(`#unit-list [data-unit-id="${made.id}"]`).innerText()).not.toContain('no position yet')
+    expect(await page.locator('.board-map .leaflet-marker-icon').count()).toBeGreaterThan(0)
+    await page.context().close()
+  }, 40_000)
+
   test('sign-out ends the session on the server: the board then goes to the sign-in page', async () => {
     const page = await signIn(DISPATCHER)
     const cookies = await page.context().cookies()

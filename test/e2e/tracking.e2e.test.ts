@@ -107,6 +107,9 @@ describe('the tracking page in Chromium, at a phone\'s size', () => {
     expect(await page.getByText('Flatbed 9', { exact: true }).first().isVisible()).toBe(true)
     expect((await api('PATCH', `/jobs/${job.id}`, { status: 'en_route' })).status).toBe(200)
     await page.locator('[aria-current="step"]', { hasText: 'En route' }).waitFor({ timeout: 5000 })
+    // The truck moves (no job event): the open page reads the state again within 15 s and moves its marker.
+    await ping(45.56, -122.60)
+    await page.locator('#truck-map [data-map][data-truck-at="45.56,-122.6"]').waitFor({ timeout: 20_000 })
     await expectAccessible(page)
     expect((await api('PATCH', `/jobs/${job.id}`, { status: 'on_scene' })).status).toBe(200)
     await page.locator('[aria-current="step"]', { hasText: 'On scene' }).waitFor({ timeout: 5000 })
