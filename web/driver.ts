@@ -44,7 +44,10 @@ async function refresh(): Promise<void> {
   const res = await fetch(`${base}/state`, { headers: { accept: 'application/json' }, cache: 'no-store' })
   if (res.status === 410 || res.status === 404) return location.reload()
   if (!res.ok) return
-  const state = await res.json() as { actions_html: string; sharing: boolean; status: string }
+  const state = await res.json() as { actions_html: string; facts_html: string; sharing: boolean; status: string }
+  // A note, a new destination, a corrected phone: the job's facts as they are now.
+  const facts = document.getElementById('driver-facts')
+  if (facts && facts.innerHTML !== state.facts_html) facts.innerHTML = state.facts_html
   const live = document.getElementById('driver-live')
   if (!live) return
   const alert = alertBox()?.textContent ?? ''

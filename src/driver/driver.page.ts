@@ -74,19 +74,17 @@ function gallery(d: DriverPageData, s: DriverPageState): Html {
 ${sigs.length ? html`<ul id="signature-list">${sigs}</ul>` : ''}`
 }
 
-/** The whole page. */
-export function driverPage(d: DriverPageData, s: DriverPageState): Html {
+/**
+ * What the driver reads about the job: customer (tap to call), pickup and destination (each with
+ * a navigation link), vehicle and notes. The page's script redraws it from /state when the job
+ * changes (a note, a new destination, a corrected phone), as it redraws the status and buttons.
+ */
+export function driverFacts(d: DriverPageData): Html {
   const j = d.job
   const v = j.vehicle
   const vehicle = [v.year, v.color, v.make, v.model].filter(Boolean).join(' ') || 'Not given'
-  const sig = s.signature ?? { signerName: '', errors: {} }
-  const sigErr = (name: string) => html`<p class="field-error" id="f-${name}-error">${sig.errors[name] ?? ''}</p>`
   const notes = d.notes.map((n) => html`<li>${n.customer_visible ? '' : html`<strong>Internal:</strong> `}${n.text}</li>`)
-  const body = html`<div class="driver" id="driver" data-base="${s.base}" data-position="${s.position}" data-sharing="${d.sharing ? 'yes' : 'no'}" data-road="${ROAD}" data-labels="${LABELS}">
-<h1>${d.unitName ? `Job for ${d.unitName}` : 'Your job'}</h1>
-<section class="driver-live" id="driver-live" aria-label="Status">${driverActions(d, s)}</section>
-<p class="live-status" role="status" id="live-status"></p>
-<section aria-labelledby="h-customer"><h2 id="h-customer">Customer</h2>
+  return html`<section aria-labelledby="h-customer"><h2 id="h-customer">Customer</h2>
 <p>${j.customer.name}${j.customer.phone ? html`<br><a class="button button-big" href="tel:${j.customer.phone}">Call ${j.customer.phone}</a>` : ''}</p></section>
 <section aria-labelledby="h-pickup"><h2 id="h-pickup">Pickup</h2>
 <p>${j.pickup.location}</p><p><a class="button" href="${navigationUrl(j.pickup.location, j.pickup.lat, j.pickup.lng)}" rel="noreferrer">Navigate to pickup</a></p></section>
@@ -95,7 +93,19 @@ ${j.destination ? html`<p>${j.destination}</p><p><a class="button" href="${navig
 <section aria-labelledby="h-vehicle"><h2 id="h-vehicle">Vehicle</h2>
 <p>${vehicle}${v.plate ? html`<br>Plate ${v.plate}` : ''}${v.vin ? html`<br>VIN ${v.vin}` : ''}</p></section>
 <section aria-labelledby="h-notes"><h2 id="h-notes">Notes</h2>
-${notes.length ? html`<ul id="driver-notes">${notes}</ul>` : html`<p id="driver-notes">No notes.</p>`}</section>
+${notes.length ? html`<ul id="driver-notes">${notes}</ul>` : html`<p id="driver-notes">No notes.</p>`}</section>`
+}
+
+/** The whole page. */
+export function driverPage(d: DriverPageData, s: DriverPageState): Html {
+  const j = d.job
+  const sig = s.signature ?? { signerName: '', errors: {} }
+  const sigErr = (name: string) => html`<p class="field-error" id="f-${name}-error">${sig.errors[name] ?? ''}</p>`
+  const body = html`<div class="driver" id="driver" data-base="${s.base}" data-position="${s.position}" data-sharing="${d.sharing ? 'yes' : 'no'}" data-road="${ROAD}" data-labels="${LABELS}">
+<h1>${d.unitName ? `Job for ${d.unitName}` : 'Your job'}</h1>
+<section class="driver-live" id="driver-live" aria-label="Status">${driverActions(d, s)}</section>
+<p class="live-status" role="status" id="live-status"></p>
+<div id="driver-facts">${driverFacts(d)}</div>
 <section aria-labelledby="h-photos"><h2 id="h-photos">Photos</h2>
 <form method="post" action="${s.base}/photos" enctype="multipart/form-data" id="photo-form">${hidden('idempotency_key', `${s.formKey}.photo`)}
 <div class="field"><label for="f-photo">Add photo</label><input type="file" id="f-photo" name="photo" accept="image/jpeg,image/png,image/webp,image/*" capture="environment" data-max-bytes="${String(PHOTO_FILE_LIMIT.bytes)}" data-too-large="${PHOTO_FILE_LIMIT.message}"${s.photoError ? html` aria-invalid="true" aria-describedby="f-photo-error"` : ''}>

@@ -189,6 +189,11 @@ describe('the driver page in Chromium', () => {
     expect((await api('PATCH', `/jobs/${id}`, { status: 'towing' })).status).toBe(200)
     await page.waitForFunction(() => document.getElementById('driver-status')?.textContent === 'Towing')
     expect(await page.getByRole('button', { name: 'Move to At destination' }).count()).toBe(1)
+    // A note and a new destination from the office reach the open page too.
+    expect((await api('POST', `/jobs/${id}/notes`, { text: 'Gate code 4242, behind building B' })).status).toBe(201)
+    expect((await api('PATCH', `/jobs/${id}`, { destination: '99 Yard Rd' })).status).toBe(200)
+    await page.locator('#driver-notes', { hasText: 'Gate code 4242, behind building B' }).waitFor({ timeout: 5000 })
+    await page.locator('#driver-facts', { hasText: '99 Yard Rd' }).waitFor({ timeout: 5000 })
     await expectAccessible(page)
     await context.close()
   }, 60_000)
