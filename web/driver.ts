@@ -248,6 +248,20 @@ async function downscale(file: File): Promise<Blob> {
   return new Promise((resolve, reject) => canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('could not encode'))), 'image/jpeg', 0.85))
 }
 
+/**
+ * Whether the service answers now: asked before a photo or signature is sent (they are not
+ * queued, and a form sent into a dead zone would leave the driver on the browser's error page,
+ * the signature lost). HEAD, which the service worker leaves to the network.
+ */
+async function serviceAnswers(): Promise<boolean> {
+  if (!navigator.onLine) return false
+  try {
+    return !notAnswered(await fetch(`${base}/state`, { method: 'HEAD', cache: 'no-store' }))
+  } catch {
+    return false
+  }
+}
+
 const photoForm = document.getElementById('photo-form') as HTMLFormElement | null
 const photoInput = document.getElementById('f-photo') as HTMLInputElement | null
 photoInput?.addEventListener('change', async () => {
@@ -266,6 +280,16 @@ photoInput?.addEventListener('change', async () => {
     photoInput.value = ''
     say('')
     photoInput.focus()
+    return
+  }
+  if (!(await serviceAnswers())) {
+    const error = document.getElementById('f-photo-error')
+    if (error) error.textContent = 'No connection: the photo was not sent. Choose it again when you have signal.'
+    photoInput.setAttribute('aria-invalid', 'true')
+    photoInput.setAttribute('aria-describedby', 'f-photo-error')
+    photoInput.value = ''
+    say(readQueue().length ? '' : 'Offline: photos need a connection.')
+    if (readQueue().length) waiting()
     return
   }
   const dt = new DataTransfer()
@@ -324,8 +348,13 @@ if (pad && sigForm && sigInput) {
       if (a) a.textContent = 'Nothing was saved: draw the signature first.'
       return
     }
-    pad.toBlob((blob) => {
+    pad.toBlob(async (blob) => {
       if (!blob) return
+      if (!(await serviceAnswers())) {
+        const a = alertBox()
+        if (a) a.textContent = 'No connection: the signature was not saved. It is still drawn: press Save signature again when you have signal.'
+        return
+      }
       const dt = new DataTransfer()
       dt.items.add(new File([blob], 'signature.png', { type: 'image/png' }))
       sigInput.files = dt.files

@@ -251,6 +251,36 @@ describe('the driver page in Chromium', () => {
     await context.close()
   }, 60_000)
 
+  test('a photo or signature chosen without a connection is not sent into the void: the page stays, says so beside it, and nothing is written', async () => {
+    const { id, link } = await jobTextedToDriver(17, { customer: { name: 'Flo Gray', phone: '503-555-0148', sms_consent: true }, pickup: { location: 'Hwy 101 at Tillamook' } })
+    const { context, page } = await phonePage()
+    await page.goto(link)
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    const before = (await events(id)).length
+    await context.setOffline(true)
+    const jpeg = Buffer.from('/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACP/EABQQAQAAAAAAAAAAAAAAAAAAAAD/2gAIAQEAAD8AVN//2Q==', 'base64')
+    await page.getByLabel('Add photo', { exact: true }).setInputFiles({ name: 'dent.jpg', mimeType: 'image/jpeg', buffer: jpeg })
+    await page.locator('#f-photo-error', { hasText: 'No connection: the photo was not sent.' }).waitFor({ timeout: 5000 })
+    // A signature drawn and saved offline stays drawn, with the page saying why.
+    const pad = page.getByRole('img', { name: 'Signature' })
+    await pad.scrollIntoViewIfNeeded()
+    const box = (await pad.boundingBox())!
+    await page.mouse.move(box.x + 20, box.y + box.height / 2)
+    await page.mouse.down()
+    for (let i = 1; i <= 10; i++) await page.mouse.move(box.x + 20 + i * 20, box.y + box.height / 2 + (i % 2) * 20)
+    await page.mouse.up()
+    await page.getByLabel('Signer name', { exact: true }).fill('Flo Gray')
+    await page.getByRole('button', { name: 'Save signature' }).click()
+    await page.getByRole('alert').filter({ hasText: 'No connection: the signature was not saved.' }).waitFor({ timeout: 5000 })
+    expect(page.url()).toBe(link)
+    await context.setOffline(false)
+    expect((await events(id)).length).toBe(before)
+    // Back online, the same signature goes.
+    await Promise.all([page.waitForURL(/\?done=signature/), page.getByRole('button', { name: 'Save signature' }).click()])
+    expect((await events(id)).at(-1)).toMatchObject({ type: 'job.signature_captured', actor: 'driver' })
+    await context.close()
+  }, 60_000)
+
   test('offline: a driver who opened the texted link once and lost signal reloads the job (the first visit is kept too)', async () => {
     const { id, link } = await jobTextedToDriver(14, { customer: { name: 'Di Eve', phone: '503-555-0145', sms_consent: true }, pickup: { location: 'Sunset Hwy 31' } })
     const { context, page } = await phonePage()
