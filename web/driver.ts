@@ -158,6 +158,21 @@ function showQueued(status: string): void {
       input.value = value!
       form.append(input)
     }
+    if (to === 'goa') {
+      // As the page draws it online: GOA with its optional Reason (the motor club asks for one).
+      const field = document.createElement('div')
+      field.className = 'field'
+      const label = document.createElement('label')
+      label.htmlFor = 'f-goa-reason'
+      label.textContent = 'Reason'
+      const input = document.createElement('input')
+      input.id = 'f-goa-reason'
+      input.name = 'reason'
+      input.maxLength = 500
+      input.autocomplete = 'off'
+      field.append(label, input)
+      form.append(field)
+    }
     const button = document.createElement('button')
     button.type = 'submit'
     button.className = to === 'goa' ? 'button-big button-danger' : 'button-big'

@@ -135,6 +135,18 @@ describe('the driver page', () => {
     }
   })
 
+  test('an Acknowledge pressed on a page showing Dispatched (queued offline, say) still counts after the dispatcher moved the job on', async () => {
+    const { job, unit } = await bringTo(api, key, 'dispatched')
+    const path = driverPath(job.id)
+    const form = formOf(await page(path), 'acknowledge')
+    expect(form.expected_status).toBe('dispatched')
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'en_route' })).status).toBe(200)
+    const res = await post(`${path}/acknowledge`, form)
+    expect(res.status).toBe(303)
+    const ack = (await events(job.id)).at(-1)
+    expect({ type: ack.type, actor: ack.actor, unit: ack.detail.unit_id }).toEqual({ type: 'job.driver_acknowledged', actor: 'driver', unit: unit!.id })
+  })
+
   test('Acknowledge once (actor driver, detail.unit_id), then exactly the table\'s driver moves, GOA on scene', async () => {
     const { job, unit } = await bringTo(api, key, 'dispatched')
     const path = driverPath(job.id)

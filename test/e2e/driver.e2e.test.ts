@@ -212,6 +212,9 @@ describe('the driver page in Chromium', () => {
     await page.getByRole('button', { name: 'Move to On scene' }).click()
     await page.waitForFunction(() => document.getElementById('live-status')?.textContent === 'Offline: 2 actions waiting to be sent.')
     expect((await api('GET', `/jobs/${id}`)).body.status).toBe('dispatched')
+    // The buttons the queue leads to are drawn as online: GOA from On scene with its Reason.
+    expect(await page.getByRole('button', { name: 'GOA', exact: true }).count()).toBe(1)
+    expect(await page.getByLabel('Reason', { exact: true }).count()).toBe(1)
 
     // A reload without a connection: the kept page, the queue still there.
     await page.reload()
@@ -275,7 +278,8 @@ describe('the driver page in Chromium', () => {
     expect(page.url()).toBe(link)
     await context.setOffline(false)
     expect((await events(id)).length).toBe(before)
-    // Back online, the same signature goes.
+    // Back online (the page's stream is live again), the same signature goes.
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'), undefined, { timeout: 15_000 })
     await Promise.all([page.waitForURL(/\?done=signature/), page.getByRole('button', { name: 'Save signature' }).click()])
     expect((await events(id)).at(-1)).toMatchObject({ type: 'job.signature_captured', actor: 'driver' })
     await context.close()
