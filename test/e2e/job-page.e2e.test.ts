@@ -134,6 +134,13 @@ describe('the job page in Chromium', () => {
     expect(await page.locator('#f-reason-error').innerText()).not.toBe('')
     // The refusal has the keyboard's focus: a screen reader reads it, the next Tab goes on from there.
     await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'alert')
+    // Without a connection a form is not sent into the void: the page stays, says so, and keeps what was typed.
+    await page.context().setOffline(true)
+    await page.getByLabel('Reason').fill('Typed while offline')
+    await page.getByRole('button', { name: 'Cancel job' }).click()
+    await page.getByRole('alert').filter({ hasText: 'No connection: nothing was sent.' }).waitFor({ timeout: 5000 })
+    expect(await page.getByLabel('Reason').inputValue()).toBe('Typed while offline')
+    await page.context().setOffline(false)
     expect((await api('GET', `/jobs/${id}`)).body.status).toBe('confirmed')
     await page.getByLabel('Reason').fill('Customer got a jump start')
     await click(page, 'Cancel job')

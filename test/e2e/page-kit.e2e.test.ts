@@ -147,6 +147,8 @@ describe('the fixture page with tiles from a server out of reach', () => {
     expect(log).toEqual([
       { lastEventIdHeader: null, lastEventIdQuery: null },
       { lastEventIdHeader: '1', lastEventIdQuery: null },
+      // The wrapper asks the stream's address whether it refuses for good (401, 404, 410): no, so it goes on.
+      { lastEventIdHeader: null, lastEventIdQuery: null },
       { lastEventIdHeader: null, lastEventIdQuery: '1' },
     ])
     // Chromium reports the refused reconnection; that is what this test asked for.

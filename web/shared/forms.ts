@@ -106,6 +106,8 @@ export interface EnhanceOptions {
   submit?: (data: FormData, form: HTMLFormElement) => Promise<void>
 }
 
+const NO_CONNECTION = 'No connection: nothing was sent. What you typed is kept; send it again when the connection is back.'
+
 /** Enhances a server-rendered form (see the top of this file); safe to call once per form. */
 export function enhanceForm(form: HTMLFormElement, opts: EnhanceOptions = {}): void {
   if (form.dataset.enhanced !== undefined) return
@@ -123,6 +125,14 @@ export function enhanceForm(form: HTMLFormElement, opts: EnhanceOptions = {}): v
     if (tooLarge.length) {
       event.preventDefault()
       showRefusal(form, new ApiError(413, 'payload_too_large', 'Nothing was sent.', { fields: tooLarge }))
+      return
+    }
+    // A browser that knows it has no connection: sent, the tab would become the browser's error
+    // page and what was typed would be lost. (Asking the service first would delay every
+    // submission by a round trip; a connection that fails unnoticed still ends on that page.)
+    if (!navigator.onLine) {
+      event.preventDefault()
+      showRefusal(form, new ApiError(0, 'no_connection', NO_CONNECTION))
       return
     }
     busy(true)
