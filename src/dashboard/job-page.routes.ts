@@ -192,7 +192,8 @@ export function jobPageRoutes(session: SessionPlugin, deps: RouteDeps) {
         case 'job_stale': {
           const now = String(err.details.current_status ?? '')
           if ('expected_unit_id' in err.details) {
-            const unitName = (unitId: unknown) => (typeof unitId === 'string' ? readJobPage(ctx, id).units.find((u) => u.id === unitId)?.name ?? 'another unit' : 'no unit')
+            const units = readJobPage(ctx, id).units
+            const unitName = (unitId: unknown) => (typeof unitId === 'string' ? units.find((u) => u.id === unitId)?.name ?? 'another unit' : 'no unit')
             const alert = `Someone else changed this job's unit first: it is now with ${unitName(err.details.current_unit_id)}, not ${unitName(err.details.expected_unit_id)} as this page showed. Nothing was done; the page now shows the job as it is.`
             return render(ctx, user, id, { alert, forms: { [action]: form }, formKey: keep }, 409)
           }
