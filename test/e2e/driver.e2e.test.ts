@@ -260,21 +260,24 @@ describe('the driver page in Chromium', () => {
     await page.goto(link)
     await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
     const before = (await events(id)).length
-    await context.setOffline(true)
-    const jpeg = Buffer.from('/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACP/EABQQAQAAAAAAAAAAAAAAAAAAAAD/2gAIAQEAAD8AVN//2Q==', 'base64')
-    await page.getByLabel('Add photo', { exact: true }).setInputFiles({ name: 'dent.jpg', mimeType: 'image/jpeg', buffer: jpeg })
-    await page.locator('#f-photo-error', { hasText: 'No connection: the photo was not sent.' }).waitFor({ timeout: 5000 })
-    // A signature drawn and saved offline stays drawn, with the page saying why.
+    // The signature is drawn while online (as the first test draws it), then the signal goes.
     const pad = page.getByRole('img', { name: 'Signature' })
     await pad.scrollIntoViewIfNeeded()
     const box = (await pad.boundingBox())!
     await page.mouse.move(box.x + 20, box.y + box.height / 2)
     await page.mouse.down()
-    for (let i = 1; i <= 10; i++) await page.mouse.move(box.x + 20 + i * 20, box.y + box.height / 2 + (i % 2) * 20)
+    for (let i = 1; i <= 20; i++) await page.mouse.move(box.x + 20 + i * (box.width - 40) / 20, box.y + box.height / 2 + Math.sin(i) * 30)
     await page.mouse.up()
     await page.getByLabel('Signer name', { exact: true }).fill('Flo Gray')
+    await context.setOffline(true)
+    const jpeg = Buffer.from('/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACP/EABQQAQAAAAAAAAAAAAAAAAAAAAD/2gAIAQEAAD8AVN//2Q==', 'base64')
+    await page.getByLabel('Add photo', { exact: true }).setInputFiles({ name: 'dent.jpg', mimeType: 'image/jpeg', buffer: jpeg })
+    await page.locator('#f-photo-error', { hasText: 'No connection: the photo was not sent.' }).waitFor({ timeout: 5000 })
+    // Saved offline, the signature stays drawn, with the page saying why.
     await page.getByRole('button', { name: 'Save signature' }).click()
-    await page.getByRole('alert').filter({ hasText: 'No connection: the signature was not saved.' }).waitFor({ timeout: 5000 })
+    const alert = page.locator('#driver-alert')
+    await page.waitForFunction(() => (document.getElementById('driver-alert')?.textContent ?? '') !== '', undefined, { timeout: 10_000 })
+    expect(await alert.innerText()).toBe('No connection: the signature was not saved. It is still drawn: press Save signature again when you have signal.')
     expect(page.url()).toBe(link)
     await context.setOffline(false)
     expect((await events(id)).length).toBe(before)
