@@ -48,6 +48,10 @@ describe('TLS settings', () => {
     expect(own).toMatchObject({ publicUrl: 'https://tow.example.com', publicUrlIsDefault: false })
   })
 
+  test('a public URL that is not a web address (ftp://, mailto:) is refused in one line naming the setting', () => {
+    for (const url of ['ftp://tow.example.com', 'mailto:dispatch@example.com']) expect(refusal(() => readConfig({ TOWLINE_PUBLIC_URL: url }))).toContain('TOWLINE_PUBLIC_URL')
+  })
+
   test('one without the other is a one-line error naming both', () => {
     for (const [env, flags] of [[{ TOWLINE_TLS_CERT: 'c.pem' }, {}], [{}, { 'tls-key': 'k.pem' }], [{ TOWLINE_TLS_CERT: 'c.pem', TOWLINE_TLS_KEY: '' }, {}]] as const) {
       const message = refusal(() => readConfig(env, flags))
@@ -79,4 +83,10 @@ test('a variable set to nothing is not set: its default applies (the tile URL ex
     .toEqual({ db: d.dbPath, host: d.host, webhooks: d.webhookRetryScheduleMs, sms: d.smsRetryScheduleMs, publicUrl: d.publicUrl, defaultUrl: true })
   expect(d.dbPath).toBe('./towline.db')
   expect(c.tileUrl).toBeNull()
+})
+
+test('LOG_LEVEL takes pino\'s levels; another is refused in one line naming the setting', () => {
+  expect(readConfig({ LOG_LEVEL: 'warn' }).logLevel).toBe('warn')
+  expect(readConfig({}).logLevel).toBe('info')
+  expect(refusal(() => readConfig({ LOG_LEVEL: 'verbose' }))).toContain('LOG_LEVEL: "verbose" is not a level')
 })

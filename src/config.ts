@@ -3,6 +3,9 @@ import { DEFAULT_MAP_TILE_URL } from './platform/security-headers'
 import { isPostgresUrl } from './db/location'
 import { parseTrustedProxies, type TrustedProxies } from './platform/client-address'
 
+/** pino's levels, as LOG_LEVEL takes them. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
 export interface Config {
   dbPath: string
   /** The file holding the key job links are sealed with (default: the database path + .key). */
@@ -114,7 +117,12 @@ export function readConfig(given: Record<string, string | undefined>, flags: Fla
   const tls = certFile && keyFile ? { certFile, keyFile } : null
   const givenUrl = flag(flags, 'public-url') ?? env.TOWLINE_PUBLIC_URL
   const publicUrl = (givenUrl ?? `${tls ? 'https' : 'http'}://localhost:${port}`).replace(/\/+$/, '')
-  try { new URL(publicUrl) } catch { throw new ConfigError(`TOWLINE_PUBLIC_URL: "${publicUrl}" is not an absolute URL`) }
+  let publicProtocol: string
+  try { publicProtocol = new URL(publicUrl).protocol } catch { throw new ConfigError(`TOWLINE_PUBLIC_URL: "${publicUrl}" is not an absolute URL`) }
+  // Links in texts and pages start with it: only a web address opens on a phone.
+  if (publicProtocol !== 'http:' && publicProtocol !== 'https:') throw new ConfigError(`TOWLINE_PUBLIC_URL: "${publicUrl}" must start with https:// (or http://)`)
+  const logLevel = env.LOG_LEVEL ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL: "${logLevel}" is not a level; use one of ${LOG_LEVELS.join(', ')}`)
   if (provider === 'twilio') {
     const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'].filter((k) => !env[k])
     if (missing.length) throw new ConfigError(`TOWLINE_SMS_PROVIDER=twilio needs ${missing.join(', ')}`)
@@ -151,7 +159,7 @@ export function readConfig(given: Record<string, string | undefined>, flags: Fla
     webhookHistoryMs: int('TOWLINE_WEBHOOK_HISTORY_DAYS', env.TOWLINE_WEBHOOK_HISTORY_DAYS, 30) * 86_400_000,
     positionHistoryMs: int('TOWLINE_POSITION_HISTORY_DAYS', env.TOWLINE_POSITION_HISTORY_DAYS, 30) * 86_400_000,
     smsReplyWindowMs: int('TOWLINE_SMS_REPLY_WINDOW_HOURS', env.TOWLINE_SMS_REPLY_WINDOW_HOURS, 72, 0) * 3_600_000,
-    logLevel: env.LOG_LEVEL ?? 'info',
+    logLevel,
     tileUrl: tileUrlOf(env.TOWLINE_TILE_URL),
     maxBodyBytes: 256 * 1024,
     trustedProxies: proxies.ranges,
