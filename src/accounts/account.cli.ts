@@ -1,10 +1,10 @@
 import type { Command } from '../cli/cli'
-import { DB_OPTIONS, UsageError, asUsage, printJson, table, withDb, requireKnownAccount } from '../cli/cli'
+import { DB_OPTIONS, UsageError, asUsage, printJson, table, withDb, requireKnownAccount, accountFor } from '../cli/cli'
 import { systemClock } from '../platform/clock'
 import { createAccount, ensureDefaultAccount } from './create-account'
 import { createKey, KeyInputError } from './create-key'
 import { revokeKey } from './revoke-key'
-import { findAccountById, findKey, listAccounts, listKeys, listSites } from './account.queries'
+import { findKey, listAccounts, listKeys, listSites } from './account.queries'
 import { SCOPES } from './scopes'
 import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
 import { iso } from '../platform/clock'
@@ -12,17 +12,6 @@ import { addSite, SiteInputError } from './add-site'
 import { updateAccount } from './update-account'
 import { createContextFactory } from '../operations/context-factory'
 import type { AccountRow } from './account.queries'
-import type { Db } from '../db/client'
-
-/** The account an operator command names with --account (or a positional id), else the default one. */
-function accountFor(db: Db, id: string | undefined): AccountRow {
-  if (id) {
-    const found = findAccountById(db, id)
-    if (!found) throw new UsageError(`no account ${id}; towline accounts list shows them`)
-    return found
-  }
-  return ensureDefaultAccount(db, systemClock).account
-}
 
 const keysCreate: Command = {
   name: 'keys create',

@@ -1,4 +1,4 @@
-import { nameProblem } from '../platform/chars'
+import { nameKey, nameProblem } from '../platform/chars'
 import { MAX_SITE_NAME } from './names'
 import { InputError } from '../platform/errors'
 import { inTransaction, type Db } from '../db/client'
@@ -29,8 +29,6 @@ export function addSite(db: Db, clock: Clock, input: { accountId: string; name: 
   keysChanged()
   return row
 }
-
-const nameKey = (name: string) => name.trim().normalize('NFC').toLowerCase()
 
 /** Finds the account's sites named by id or name (case-insensitive); throws naming the ones that exist. */
 export function resolveSites(db: Db, accountId: string, wanted: string[]): SiteRow[] {

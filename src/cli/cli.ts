@@ -7,7 +7,9 @@ import { embeddedPgMigrations } from '../db/pg/migrate-postgres'
 import { openLinkKey } from '../db/link-key'
 import type { JobLinks } from '../jobs/job-links'
 import { AppError } from '../platform/errors'
-import { findAccountById } from '../accounts/account.queries'
+import { findAccountById, type AccountRow } from '../accounts/account.queries'
+import { ensureDefaultAccount } from '../accounts/create-account'
+import { systemClock } from '../platform/clock'
 import { describeDatabase, isPostgresUrl } from '../db/location'
 import { COMPILED } from '../platform/compiled'
 
@@ -106,9 +108,19 @@ export async function asUsage<T>(work: () => T | Promise<T>, notFoundHint = ''):
   }
 }
 
-/** Refuses an --account that names no account (a list filtered by a typo would read as empty). */
+/** The account --account names (refused when it names none), else the default one. */
+export function accountFor(db: Db, id: string | undefined): AccountRow {
+  if (id) {
+    const found = findAccountById(db, id)
+    if (!found) throw new UsageError(`no account ${id}; towline accounts list shows them`)
+    return found
+  }
+  return ensureDefaultAccount(db, systemClock).account
+}
+
+/** Refuses an --account that names no account (a list of every account's rows filtered by a typo would read as empty). */
 export function requireKnownAccount(db: Db, accountId: string | undefined): void {
-  if (accountId !== undefined && !findAccountById(db, accountId)) throw new UsageError(`no account ${accountId}; ${selfCommand()} accounts list shows them`)
+  if (accountId !== undefined) accountFor(db, accountId)
 }
 
 /** Prints a value as JSON on stdout. */

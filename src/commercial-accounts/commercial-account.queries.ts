@@ -1,4 +1,5 @@
 import type { Db } from '../db/client'
+import { nameKey } from '../platform/chars'
 import type { CommercialAccountContact } from './commercial-account.table'
 import type { CommercialAccountRef } from './commercial-account.model'
 
@@ -29,17 +30,15 @@ export function findCommercialAccountRow(db: Db, accountId: string, id: string):
   return r ? toRow(r) : undefined
 }
 
-/**
- * A name as names are compared: trimmed, composed (NFC) and lower-cased by Unicode's rules.
- * SQLite's lower() folds only A-Z (ÉCLAIR stayed apart from éclair), so the comparison is made
- * here, the same on both engines; the unique index stays as the database's own backstop.
- */
-export const nameKey = (name: string) => name.trim().normalize('NFC').toLowerCase()
 
 /** Names in the order people look them up: letters by the alphabet, accents and case aside (É with E, not after Z). */
 const BY_NAME = new Intl.Collator('en', { sensitivity: 'base', numeric: true })
 
-/** The id and name of the commercial account with this name (case and accents' composition aside) in the tenant account. */
+/**
+ * The id and name of the commercial account with this name (case and accents' composition aside)
+ * in the tenant account. SQLite's lower() folds only A-Z (ÉCLAIR stayed apart from éclair), so the
+ * comparison is made here, the same on both engines; the unique index stays as the database's backstop.
+ */
 export function findCommercialAccountRefByName(db: Db, accountId: string, name: string): CommercialAccountRef | undefined {
   const key = nameKey(name)
   return db.$client.query<CommercialAccountRef, [string]>('SELECT id, name FROM commercial_accounts WHERE account_id = ? ORDER BY id').all(accountId).find((r) => nameKey(r.name) === key)

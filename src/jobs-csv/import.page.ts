@@ -1,4 +1,5 @@
 import { html, type Html } from '../pages/html'
+import { formAlert } from '../pages/form'
 import type { RowError } from './import-jobs'
 import { IMPORT_MAX_ROWS } from './import-jobs'
 
@@ -50,7 +51,7 @@ export function importBody(p: { outcome: ImportOutcome; idempotencyKey: string; 
   return html`<h1>Import jobs</h1>
 <p>Bring past jobs in from a CSV file (a spreadsheet saved as CSV): at most ${IMPORT_MAX_ROWS} rows and 2 MB a file. Each job keeps its status and times, is marked imported, and nobody is texted. <a href="/import/template.csv">Download the template</a>: the columns and one example row.</p>
 <form method="post" action="/import" enctype="multipart/form-data" class="import-form" novalidate>
-${alert ? html`<div class="form-alert" role="alert" data-form-alert tabindex="-1" autofocus>${alert}</div>` : html`<div class="form-alert" role="alert" data-form-alert></div>`}
+${formAlert({ values: {}, errors: {}, alert })}
 <input type="hidden" name="idempotency_key" value="${p.idempotencyKey}">
 <div class="field"><label for="f-file">CSV file</label><span class="required" aria-hidden="true"> *</span>
 <p class="field-hint" id="f-file-hint">Comma or semicolon separated, UTF-8 (Excel's "CSV UTF-8") or Excel's own CSV. Times with their zone, such as 2026-11-21T09:30:00Z.</p>

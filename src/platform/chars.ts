@@ -25,3 +25,6 @@ export function nameProblem(name: string, max: number): string | null {
   if (charCount(name) > max) return `must be at most ${max} characters`
   return null
 }
+
+/** A name as names are compared (two that differ only by case or by how an accent is composed are one): trimmed, NFC, lower-cased by Unicode's rules. */
+export const nameKey = (name: string): string => name.trim().normalize('NFC').toLowerCase()

@@ -400,12 +400,8 @@ const SEGMENT = /^[0-9A-Za-z_]{1,64}$/
  * one value, and reading only the last would hide the mistake.
  */
 function repeatedQueryNames(url: string, route: string): FieldProblem[] {
-  const at = url.indexOf('?')
-  if (at === -1 || !route.startsWith('/api/')) return []
-  const seen = new Set<string>()
-  const out = new Set<string>()
-  for (const [name] of new URLSearchParams(url.slice(at + 1))) (seen.has(name) ? out : seen).add(name)
-  return [...out].map((name) => ({ path: name, message: 'must be given once' }))
+  const names = queryNames(url, route)
+  return [...new Set(names.filter((name, i) => names.indexOf(name) !== i))].map((name) => ({ path: name, message: 'must be given once' }))
 }
 
 /**
@@ -414,11 +410,13 @@ function repeatedQueryNames(url: string, route: string): FieldProblem[] {
  * sent to the wrong route is said rather than silently ignored.
  */
 function undeclaredQueryNames(url: string, route: string): FieldProblem[] {
+  return [...new Set(queryNames(url, route))].map((name) => ({ path: name.replace(/\p{Cs}/gu, '\ufffd') || 'query', message: 'is not a field this request accepts' }))
+}
+
+/** The names of an API request's query parameters, in order, repeats kept (none outside /api/). */
+function queryNames(url: string, route: string): string[] {
   const at = url.indexOf('?')
-  if (at === -1 || !route.startsWith('/api/')) return []
-  const names = new Set<string>()
-  for (const [name] of new URLSearchParams(url.slice(at + 1))) names.add(name)
-  return [...names].map((name) => ({ path: name.replace(/\p{Cs}/gu, '\ufffd') || 'query', message: 'is not a field this request accepts' }))
+  return at === -1 || !route.startsWith('/api/') ? [] : [...new URLSearchParams(url.slice(at + 1)).keys()]
 }
 
 /** The pre-routed answer for a query-less GET `path`, or null when the router must answer it. */

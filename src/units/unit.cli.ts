@@ -1,5 +1,5 @@
 import type { Command } from '../cli/cli'
-import { DB_OPTIONS, UsageError, printJson, selfCommand, table, withDb, dbFlag, requireKnownAccount } from '../cli/cli'
+import { DB_OPTIONS, UsageError, printJson, selfCommand, table, withDb, dbFlag, accountFor } from '../cli/cli'
 import { ensureDefaultAccount } from '../accounts/create-account'
 import { findAccountById } from '../accounts/account.queries'
 import { iso, systemClock } from '../platform/clock'
@@ -64,8 +64,7 @@ const unitsList: Command = {
   options: { ...DB_OPTIONS, account: { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db, config) => {
-    requireKnownAccount(db, values.account)
-    const accountId = values.account ?? ensureDefaultAccount(db, systemClock).account.id
+    const accountId = accountFor(db, values.account).id
     const rows = listUnits(db, { accountId, siteIds: null }, 1000).map((u) => ({
       id: u.id, name: u.name, driver_name: u.driverName, driver_phone: u.driverPhone, site_ids: u.siteIds, device_id: u.deviceId,
       position: u.lat !== null ? `${u.lat.toFixed(5)},${u.lng!.toFixed(5)}` : null, position_at: iso(u.positionAt),

@@ -91,6 +91,18 @@ async function phonePage(): Promise<{ context: BrowserContext; page: Page }> {
   await context.grantPermissions(['geolocation'], { origin: base })
   return { context, page: await context.newPage() }
 }
+/** Waits until the page's live stream is open (its status line says Live). */
+const live = (page: Page, timeout = 30_000) => page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'), undefined, { timeout })
+/** Draws a signature on the pad with the pointer, left to right in a wave. */
+async function drawSignature(page: Page) {
+  const pad = page.getByRole('img', { name: 'Signature' })
+  await pad.scrollIntoViewIfNeeded()
+  const box = (await pad.boundingBox())!
+  await page.mouse.move(box.x + 20, box.y + box.height / 2)
+  await page.mouse.down()
+  for (let i = 1; i <= 20; i++) await page.mouse.move(box.x + 20 + i * (box.width - 40) / 20, box.y + box.height / 2 + Math.sin(i) * 30)
+  await page.mouse.up()
+}
 /** Presses a button and waits for the page it leads back to. */
 async function press(page: Page, name: string, done: string) {
   await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name, exact: true }).click()])
@@ -169,13 +181,7 @@ describe('the driver page in Chromium', () => {
     // A signature drawn with the pointer, and the signer's name.
     // pages.md's <canvas aria-label="Signature">: the one element of the page labelled so.
     expect(await page.getByLabel('Signature', { exact: true }).count()).toBe(1)
-    const pad = page.getByRole('img', { name: 'Signature' })
-    await pad.scrollIntoViewIfNeeded()
-    const box = (await pad.boundingBox())!
-    await page.mouse.move(box.x + 20, box.y + box.height / 2)
-    await page.mouse.down()
-    for (let i = 1; i <= 20; i++) await page.mouse.move(box.x + 20 + i * (box.width - 40) / 20, box.y + box.height / 2 + Math.sin(i) * 30)
-    await page.mouse.up()
+    await drawSignature(page)
     await page.getByLabel('Signer name', { exact: true }).fill('Paige Turner')
     await press(page, 'Save signature', 'signature')
     const sig = (await events(id)).at(-1)
@@ -185,7 +191,7 @@ describe('the driver page in Chromium', () => {
     expect(png.length).toBeGreaterThan(500)
 
     // The dispatcher moves the job on: the open page shows it without a reload.
-    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    await live(page)
     expect((await api('PATCH', `/jobs/${id}`, { status: 'towing' })).status).toBe(200)
     await page.waitForFunction(() => document.getElementById('driver-status')?.textContent === 'Towing')
     expect(await page.getByRole('button', { name: 'Move to At destination' }).count()).toBe(1)
@@ -258,16 +264,10 @@ describe('the driver page in Chromium', () => {
     const { id, link } = await jobTextedToDriver(17, { customer: { name: 'Flo Gray', phone: '503-555-0148', sms_consent: true }, pickup: { location: 'Hwy 101 at Tillamook' } })
     const { context, page } = await phonePage()
     await page.goto(link)
-    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    await live(page)
     const before = (await events(id)).length
     // The signature is drawn while online (as the first test draws it), then the signal goes.
-    const pad = page.getByRole('img', { name: 'Signature' })
-    await pad.scrollIntoViewIfNeeded()
-    const box = (await pad.boundingBox())!
-    await page.mouse.move(box.x + 20, box.y + box.height / 2)
-    await page.mouse.down()
-    for (let i = 1; i <= 20; i++) await page.mouse.move(box.x + 20 + i * (box.width - 40) / 20, box.y + box.height / 2 + Math.sin(i) * 30)
-    await page.mouse.up()
+    await drawSignature(page)
     await page.getByLabel('Signer name', { exact: true }).fill('Flo Gray')
     await context.setOffline(true)
     const jpeg = Buffer.from('/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACP/EABQQAQAAAAAAAAAAAAAAAAAAAAD/2gAIAQEAAD8AVN//2Q==', 'base64')
@@ -282,7 +282,7 @@ describe('the driver page in Chromium', () => {
     await context.setOffline(false)
     expect((await events(id)).length).toBe(before)
     // Back online (the page's stream is live again), the same signature goes.
-    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'), undefined, { timeout: 15_000 })
+    await live(page, 15_000)
     await Promise.all([page.waitForURL(/\?done=signature/), page.getByRole('button', { name: 'Save signature' }).click()])
     expect((await events(id)).at(-1)).toMatchObject({ type: 'job.signature_captured', actor: 'driver' })
     await context.close()
@@ -331,7 +331,7 @@ describe('the driver page in Chromium', () => {
     const { id, link } = await jobTextedToDriver(10, { customer: { name: 'Al Bee', phone: '503-555-0143', sms_consent: true }, pickup: { location: 'I-84 exit 5' } })
     const { context, page } = await phonePage()
     await page.goto(link)
-    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    await live(page)
     const form = await page.locator(`form[action$="/acknowledge"]`).evaluate((f) => Object.fromEntries(new FormData(f as HTMLFormElement) as any) as Record<string, string>)
 
     expect((await api('POST', `/jobs/${id}/assign`, { unit_id: addUnit('Truck 11', '503-555-0111') })).status).toBe(200)
