@@ -6,7 +6,7 @@
 import { blankForm, formAlert, inputField, selectField, textareaField, type FormState, type FormValue } from '../pages/form'
 import { html, type Html } from '../pages/html'
 import { COMMERCIAL_ACCOUNT_KINDS, KIND_LABELS, MAX_CONTACTS, MAX_NAME, MAX_PRIVATE_TEXT, type CommercialAccountKind } from './commercial-account.model'
-import type { CommercialAccountRow } from './commercial-account.queries'
+import { commercialAccountVersion, type CommercialAccountRow } from './commercial-account.queries'
 
 const kindLabel = (k: string) => KIND_LABELS[k as CommercialAccountKind] ?? k
 
@@ -36,7 +36,7 @@ export function formValuesOf(row: CommercialAccountRow): Record<string, string> 
 }
 
 /** The fields of a commercial account and its **Save account** button, posting to `action`. */
-function accountForm(form: FormState, action: string, opts: { minContacts: number; blankMore: boolean; idempotencyKey?: string }): Html {
+function accountForm(form: FormState, action: string, opts: { minContacts: number; blankMore: boolean; idempotencyKey?: string; version?: string }): Html {
   const rows = contactRows(form.values, opts.minContacts, opts.blankMore)
   const contact = (i: number) => html`<fieldset class="contact-row"><legend>Contact ${String(i + 1)}</legend>
 ${inputField(form, { name: `contacts.${i}.name`, label: 'Contact name', maxlength: MAX_NAME, autocomplete: 'off' })}
@@ -47,6 +47,7 @@ ${inputField(form, { name: `contacts.${i}.email`, label: 'Contact email', type: 
   return html`<form method="post" action="${action}" class="account-form" novalidate>
 ${formAlert(form)}
 ${opts.idempotencyKey ? html`<input type="hidden" name="idempotency_key" value="${opts.idempotencyKey}">` : ''}
+${opts.version ? html`<input type="hidden" name="version" value="${opts.version}">` : ''}
 ${inputField(form, { name: 'name', label: 'Name', required: true, maxlength: MAX_NAME, autocomplete: 'off' })}
 ${selectField(form, { name: 'kind', label: 'Kind', required: true, placeholder: 'Choose a kind', options: COMMERCIAL_ACCOUNT_KINDS.map((k) => ({ value: k, label: KIND_LABELS[k] })) })}
 <p class="field-hint">Leave a contact's fields empty to remove it; save to get another empty row (up to ${String(MAX_CONTACTS)} contacts).</p>
@@ -83,12 +84,46 @@ ${accountForm(form, '/accounts', { minContacts: 1, blankMore: false, idempotency
 </section>`.text
 }
 
-/** `/accounts/{id}`: one commercial account's edit form. */
-export function accountBody(row: CommercialAccountRow, form: FormState | null, done?: string): string {
+const FIELD_LABELS: [string, string][] = [['name', 'Name'], ['kind', 'Kind'], ['contacts', 'Contacts'], ['rates', 'Rates'], ['billing_address', 'Billing address'], ['internal_notes', 'Internal notes']]
+
+/** The contacts of a form's values as one line each (rows left empty left out). */
+function contactLines(values: Record<string, FormValue>): string[] {
+  const lines: string[] = []
+  for (let i = 0; i < MAX_CONTACTS + 1; i++) {
+    const part = (f: string) => String(values[`contacts.${i}.${f}`] ?? '').trim()
+    const line = [part('name') + (part('role') ? ` (${part('role')})` : ''), part('phone'), part('email')].filter(Boolean).join(', ')
+    if (line) lines.push(line)
+  }
+  return lines
+}
+
+/**
+ * What the saved entry holds where it differs from what was typed: shown beside a form refused
+ * because someone saved the entry after it was opened, so the user can compare before saving again.
+ */
+export function savedNowDiffering(row: CommercialAccountRow, typed: Record<string, FormValue>): { label: string; value: string }[] {
+  const saved = formValuesOf(row)
+  const valueOf = (values: Record<string, FormValue>, name: string) =>
+    name === 'contacts' ? contactLines(values).join('\n') : name === 'kind' ? kindLabel(String(values.kind ?? '')) : String(values[name] ?? '').trim()
+  return FIELD_LABELS.filter(([name]) => valueOf(saved, name) !== valueOf(typed, name)).map(([name, label]) => ({ label, value: valueOf(saved, name) }))
+}
+
+/**
+ * `/accounts/{id}`: one commercial account's edit form, carrying the version it shows (`version`:
+ * the one the refused form was opened on, when it comes back with messages) and, after a save
+ * refused because someone saved first, what the entry holds now where it differs from what was typed.
+ */
+export function accountBody(row: CommercialAccountRow, form: FormState | null, done?: string, opts: { version?: string; savedNow?: { label: string; value: string }[] } = {}): string {
   const shown = form ?? blankForm(formValuesOf(row))
+  const savedNow = opts.savedNow?.length
+    ? html`<section class="notice saved-now" aria-labelledby="h-saved-now"><h2 id="h-saved-now">Saved now</h2>
+<p>Where the saved account differs from what you typed, it now reads:</p>
+<dl class="job-fields">${opts.savedNow.map((d) => html`<dt>${d.label}</dt><dd class="pre-line">${d.value || html`<span class="muted">(empty)</span>`}</dd>`)}</dl></section>`
+    : ''
   return html`<p class="breadcrumb"><a href="/accounts">Back to the directory</a></p>
 <h1>${row.name}</h1>
 <p class="page-done" role="status">${done ?? ''}</p>
 <p class="meta">${kindLabel(row.kind)} · ${row.id}</p>
-${accountForm(shown, `/accounts/${row.id}`, { minContacts: 1, blankMore: true })}`.text
+${savedNow}
+${accountForm(shown, `/accounts/${row.id}`, { minContacts: 1, blankMore: true, version: opts.version ?? commercialAccountVersion(row) })}`.text
 }

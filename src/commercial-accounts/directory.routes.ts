@@ -14,7 +14,7 @@ import { MAX_CONTACTS, type CommercialAccountInput } from './commercial-account.
 import { createCommercialAccount } from './create-commercial-account'
 import { takenName } from './commercial-account-name'
 import { readCommercialAccountForEdit, readDirectory } from './directory.data'
-import { accountBody, directoryBody } from './directory.page'
+import { accountBody, directoryBody, savedNowDiffering } from './directory.page'
 import { updateCommercialAccount } from './update-commercial-account'
 
 const DONE: Record<string, string> = { created: 'Account added.', saved: 'Account saved.' }
@@ -73,9 +73,12 @@ function withTakenName(err: unknown, ctx: OperationContext, name: string, self: 
 export function directoryRoutes(session: SessionPlugin, deps: RouteDeps) {
   const list = (user: SessionUser, ctx: OperationContext, form: FormState, key: string, status?: number, done?: string) =>
     dashboardPage({ title: 'Commercial accounts', user, active: 'accounts', body: directoryBody(readDirectory(ctx), form, key, done), status })
-  const edit = (user: SessionUser, ctx: OperationContext, id: string, form: FormState | null, status?: number, done?: string) => {
+  const edit = (user: SessionUser, ctx: OperationContext, id: string, form: FormState | null, status?: number, done?: string, opts: { version?: string; stale?: boolean } = {}) => {
     const row = readCommercialAccountForEdit(ctx, id)
-    return dashboardPage({ title: row.name, user, active: 'accounts', body: accountBody(row, form, done), status })
+    const savedNow = opts.stale && form ? savedNowDiffering(row, form.values) : undefined
+    // A refused form keeps the version it was opened on; one refused as stale takes the saved one (saving again is then a choice).
+    const version = opts.stale ? undefined : opts.version
+    return dashboardPage({ title: row.name, user, active: 'accounts', body: accountBody(row, form, done, { version, savedNow }), status })
   }
 
   return new Elysia({ name: 'towline.commercial-accounts.pages' }).use(routeProps).use(session)
@@ -98,12 +101,17 @@ export function directoryRoutes(session: SessionPlugin, deps: RouteDeps) {
     .post('/accounts/:id', ({ body, user, ctx, params }) => {
       const f = body as FormFields
       const { input, rowOf } = inputOf(f)
+      // The version the page was opened on (a form without one, as the console's, saves as it is).
+      const version = /^[A-Za-z0-9_-]{22}$/.test(text(f, 'version')) ? text(f, 'version') : undefined
       try {
-        updateCommercialAccount(ctx, params.id, input)
+        updateCommercialAccount(ctx, params.id, input, version)
         return seeOther(`/accounts/${encodeURIComponent(params.id)}?done=saved`)
       } catch (err) {
         if (!(err instanceof AppError) || !['validation_failed', 'conflict'].includes(err.errorCode)) throw err
-        return edit(user, ctx, params.id, refused(withTakenName(err, ctx, input.name, params.id), f, rowOf), err.status)
+        const stale = err.details.changed_since_opened === true
+        const alert = 'Someone else saved this account after this page was opened; nothing was saved. What you typed is kept below; compare it with what is saved now, then Save account again to keep yours.'
+        const form = stale ? { values: postedValues(f), errors: {}, alert } : refused(withTakenName(err, ctx, input.name, params.id), f, rowOf)
+        return edit(user, ctx, params.id, form, err.status, undefined, { version, stale })
       }
     }, { signedIn: 'dispatcher', accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 120 } })
 }

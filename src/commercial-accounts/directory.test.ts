@@ -159,6 +159,39 @@ describe('/accounts', () => {
     expect(await apiGet(`/accounts/${id}`)).toMatchObject({ name: 'AAA Oregon & Idaho', kind: 'insurance', contacts: [{ name: 'Billing', role: null, phone: null, email: 'billing@aaa.example' }] })
   })
 
+  test('two people saving one account: the page opened before the other\'s save is refused (409), nothing overwritten, what was typed kept beside what is saved now; saving again then keeps it', async () => {
+    const cookie = await signIn()
+    const id = new URL((await post('/accounts', cookie, AAA)).headers.get('location')!, ORIGIN).pathname.split('/')[2]!
+    const version = (html: string) => html.match(/<input type="hidden" name="version" value="([A-Za-z0-9_-]{22})">/)?.[1]
+    const opened = version(await (await page(`/accounts/${id}`, cookie)).text())!
+    expect(opened).toBeDefined()
+    // The first saves the rates; the second, from a page opened before that, saves the billing address.
+    expect((await post(`/accounts/${id}`, cookie, { ...AAA, version: opened, rates: 'hook 99.00' })).status).toBe(303)
+    const before = databaseFingerprint(api.db)
+    const stale = await post(`/accounts/${id}`, cookie, { ...AAA, version: opened, billing_address: 'PO Box 9, Salem OR' })
+    expect(stale.status).toBe(409)
+    const html = await stale.text()
+    expect(html).toMatch(/role="alert" data-form-alert tabindex="-1" autofocus>Someone else saved this account after this page was opened; nothing was saved\./)
+    expect(databaseFingerprint(api.db)).toEqual(before)
+    // What was typed is kept; the saved rates are shown beside it, and only what differs.
+    expect(html).toContain('PO Box 9, Salem OR</textarea>')
+    expect(html).toContain('<h2 id="h-saved-now">Saved now</h2>')
+    expect(html).toContain('<dt>Rates</dt><dd class="pre-line">hook 99.00</dd>')
+    expect(html).toContain('<dt>Billing address</dt><dd class="pre-line">PO Box 1, Portland OR</dd>')
+    expect(html).not.toContain('<dt>Name</dt><dd class="pre-line">')
+    // The refused page carries the version saved now: saving it again is a choice made seeing the other's change.
+    const now = version(html)!
+    expect(now).not.toBe(opened)
+    const fields: Record<string, string> = { ...AAA, rates: 'hook 99.00', billing_address: 'PO Box 9, Salem OR', version: now }
+    expect((await post(`/accounts/${id}`, cookie, fields)).status).toBe(303)
+    // The same form sent twice (a double click): the second would change nothing, so it is not refused.
+    expect((await post(`/accounts/${id}`, cookie, fields)).status).toBe(303)
+    expect((await page(`/accounts/${id}`, cookie)).status).toBe(200)
+    const saved = await (await page(`/accounts/${id}`, cookie)).text()
+    expect(saved).toContain('hook 99.00</textarea>')
+    expect(saved).toContain('PO Box 9, Salem OR</textarea>')
+  })
+
   test('a post from another origin is 403 and writes nothing, for adding and for saving', async () => {
     const cookie = await signIn()
     const id = createCommercialAccount(api.contexts.forOperator(api.accountId), { name: 'Police', kind: 'police', contacts: [] }).id

@@ -113,10 +113,17 @@ export interface DraftState {
   errors: Record<number, { description?: string; amount?: string }>
   alert?: string
   idempotencyKey: string
+  /** How many invoices the job had when the draft was first shown (the draft sends it back: issueInvoice's expectedInvoices). */
+  invoicesSeen: number
 }
 
 /** The draft invoice page's body (**Create invoice**): lines of **Description** and **Amount**, **Add line**, **Issue invoice**. */
-export function draftInvoiceBody(job: { id: string; title: string }, s: DraftState): Html {
+export function draftInvoiceBody(job: { id: string; title: string }, s: DraftState, invoices: InvoiceView[] = []): Html {
+  const standing = invoices.filter((inv) => inv.status !== 'void')
+  const already = standing.length
+    ? html`<div class="notice notice-warn" id="draft-others"><p>This job already has ${standing.length === 1 ? 'an invoice' : `${String(standing.length)} invoices`}; issuing this draft makes another:</p>
+<ul>${standing.map((inv) => html`<li><a href="${`/invoices/${inv.id}`}">${inv.number}</a>: ${INVOICE_STATUS_LABELS[inv.status]}, ${money(inv.total_cents)}${inv.status === 'issued' ? `, ${money(inv.amount_due_cents)} due` : ''}</li>`)}</ul></div>`
+    : ''
   const lines = s.lines.map((l, i) => html`<fieldset class="invoice-line"><legend>Line ${String(i + 1)}</legend>
 ${field({ id: `f-line-${i}-description`, name: 'description[]', label: 'Description', value: l.description, error: s.errors[i]?.description, maxlength: MAX_LINE_DESCRIPTION })}
 ${field({ id: `f-line-${i}-amount`, name: 'amount[]', label: 'Amount', value: l.amount, error: s.errors[i]?.amount, inputmode: 'decimal' })}
@@ -125,8 +132,10 @@ ${field({ id: `f-line-${i}-amount`, name: 'amount[]', label: 'Amount', value: l.
   return html`<p class="breadcrumb"><a href="/board">Board</a> / <a href="${`/jobs/${job.id}`}">${job.title}</a></p>
 <h1>New invoice</h1>
 <p>For the job of ${job.title}. The invoice is saved only when you issue it, with the account's next number.</p>
+${already}
 <form method="post" action="${`/jobs/${job.id}/invoices/new`}" class="invoice-draft" novalidate>${formAlert(form)}
 <input type="hidden" name="idempotency_key" value="${s.idempotencyKey}">
+<input type="hidden" name="invoices_seen" value="${String(s.invoicesSeen)}">
 <p class="field-hint" id="draft-hint">Amounts in dollars and cents (185.00); a discount with a minus sign (-20.00). A line left empty is left out. At most ${String(MAX_INVOICE_LINES)} lines.</p>
 ${lines}
 <div class="button-row">${s.lines.length < MAX_INVOICE_LINES ? html`<button type="submit" name="intent" value="add_line" class="button-secondary">Add line</button>` : ''}<button type="submit" name="intent" value="issue">Issue invoice</button></div>

@@ -15,6 +15,7 @@ import type { SessionPlugin } from '../users/session.plugin'
 import type { SessionUser } from '../users/sessions'
 import { draftInvoice, type DraftLine } from './draft-invoice'
 import { getInvoice } from './get-invoice'
+import { listJobInvoices } from './list-job-invoices'
 import { invoiceDocumentHtml, draftInvoiceBody, INVOICE_ACTIONS, type DraftState, type InvoiceAction } from './invoice.page'
 import type { InvoiceLine } from './invoice.table'
 import { issueInvoice, lineProblems, MAX_INVOICE_LINES } from './issue-invoice'
@@ -46,14 +47,16 @@ const ACTION_KEY = /^[0-9A-Za-z]{24}\.(payments|void|write-off)\.inv_[0-9A-Z]{26
  * its own idempotency key, so a double click records one payment.
  */
 export function invoiceRoutes(session: SessionPlugin, deps: RouteDeps) {
-  const draftPage = (ctx: OperationContext, user: SessionUser, jobId: string, s: Omit<DraftState, 'idempotencyKey'> & { idempotencyKey?: string }, status = 200) => {
+  /** The draft page; `invoicesSeen` is the count the draft was first shown with (a fresh draft: the job's count now). */
+  const draftPage = (ctx: OperationContext, user: SessionUser, jobId: string, s: Omit<DraftState, 'idempotencyKey' | 'invoicesSeen'> & { idempotencyKey?: string; invoicesSeen?: number }, status = 200) => {
     const { job } = draftInvoice(ctx, jobId)
-    const body = draftInvoiceBody(job, { idempotencyKey: s.idempotencyKey ?? randomBase62(24), ...s })
+    const invoices = listJobInvoices(ctx, jobId)
+    const body = draftInvoiceBody(job, { ...s, idempotencyKey: s.idempotencyKey ?? randomBase62(24), invoicesSeen: s.invoicesSeen ?? invoices.length }, invoices)
     return dashboardPage({ title: 'New invoice', user, active: 'jobs', body: body.text, status })
   }
 
   /** Issues the posted draft: 303 to the job page, or the draft again with its lines' messages (422) or the refusal (409). */
-  const issue = (ctx: OperationContext, user: SessionUser, jobId: string, lines: DraftLine[], idempotencyKey: string): Response => {
+  const issue = (ctx: OperationContext, user: SessionUser, jobId: string, lines: DraftLine[], idempotencyKey: string, invoicesSeen: number | undefined): Response => {
     const errors: DraftState['errors'] = {}
     const parsed: InvoiceLine[] = []
     const origin: number[] = []
@@ -64,7 +67,7 @@ export function invoiceRoutes(session: SessionPlugin, deps: RouteDeps) {
       parsed.push({ description: l.description, amount_cents: typeof cents === 'number' ? cents : 0 })
       origin.push(i)
     })
-    const refuse = (alert: string | undefined, status: number) => draftPage(ctx, user, jobId, { lines, errors, alert, idempotencyKey }, status)
+    const refuse = (alert: string | undefined, status: number) => draftPage(ctx, user, jobId, { lines, errors, alert, idempotencyKey, invoicesSeen }, status)
     /** Puts each problem beside its line's field (a line's first message wins); the rest is the summary. */
     const placed = (problems: FieldProblem[]) => {
       let alert: string | undefined
@@ -82,11 +85,15 @@ export function invoiceRoutes(session: SessionPlugin, deps: RouteDeps) {
     try {
       // The draft's own key: a double click or a resent form issues one invoice.
       withIdempotency(deps, idempotencyOwner(ctx.actor), idempotencyKey, { method: 'POST', path: `/jobs/${jobId}/invoices`, body: { lines: parsed } },
-        () => ({ status: 201, body: { id: issueInvoice(ctx, jobId, { lines: parsed }).id } }))
+        () => ({ status: 201, body: { id: issueInvoice(ctx, jobId, { lines: parsed }, { expectedInvoices: invoicesSeen }).id } }))
       return new Response(null, { status: 303, headers: { location: `/jobs/${encodeURIComponent(jobId)}?done=invoice_issued` } })
     } catch (err) {
       if (!(err instanceof AppError)) throw err
       if (err.errorCode === 'validation_failed') return placed((err.details.fields as FieldProblem[] | undefined) ?? [])
+      if (Array.isArray(err.details.invoices_since)) {
+        // The draft comes back counting the job's invoices as they are now, with a new key: issuing it is then a choice made seeing them.
+        return draftPage(ctx, user, jobId, { lines, errors, alert: `${err.message} The job's invoices are listed above the draft; press Issue invoice again to issue this one as well.` }, err.status)
+      }
       if (err.errorCode === 'invalid_state' || err.errorCode === 'idempotency_key_reused') return refuse(`The invoice was not issued: ${err.message}`, err.status)
       throw err
     }
@@ -134,9 +141,11 @@ export function invoiceRoutes(session: SessionPlugin, deps: RouteDeps) {
       const lines: DraftLine[] = Array.from({ length: Math.min(MAX_INVOICE_LINES, Math.max(descriptions.length, amounts.length)) }, (_, i) => ({ description: descriptions[i] ?? '', amount: amounts[i] ?? '' }))
       const idempotencyKey = DRAFT_KEY.test(text(f, 'idempotency_key')) ? text(f, 'idempotency_key') : randomBase62(24)
       if (text(f, 'intent') === 'add_line') {
-        return draftPage(ctx, user, params.id, { lines: lines.length < MAX_INVOICE_LINES ? [...lines, { description: '', amount: '' }] : lines, errors: {}, idempotencyKey })
+        const seen = /^\d{1,6}$/.test(text(f, 'invoices_seen')) ? Number(text(f, 'invoices_seen')) : undefined
+        return draftPage(ctx, user, params.id, { lines: lines.length < MAX_INVOICE_LINES ? [...lines, { description: '', amount: '' }] : lines, errors: {}, idempotencyKey, invoicesSeen: seen })
       }
-      return issue(ctx, user, params.id, lines, idempotencyKey)
+      const seen = /^\d{1,6}$/.test(text(f, 'invoices_seen')) ? Number(text(f, 'invoices_seen')) : undefined
+      return issue(ctx, user, params.id, lines, idempotencyKey, seen)
     }, { signedIn: 'dispatcher', accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 2 * MAX_INVOICE_LINES + 8 } })
     .get('/invoices/:id', ({ ctx, user, params }) => {
       const doc = getInvoice(ctx, params.id)

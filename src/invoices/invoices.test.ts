@@ -28,6 +28,8 @@ afterEach(() => api.close())
 const USER = 'usr_01TESTDISPATCHER0000000000'
 const dispatcher = (accountId = api.accountId, userId = USER) => api.contexts.forDispatcher({ userId, role: 'dispatcher', accountId })
 const TOW = [{ description: 'Tow, 12 miles', amount_cents: 18500 }]
+/** The draft form's hidden fields (its key, the count of the job's invoices it was opened with). */
+const DRAFT_HIDDEN = ['idempotency_key', 'invoices_seen']
 const eventsOf = async (jobId: string, k = key): Promise<any[]> => (await call(api, k, 'GET', `/jobs/${jobId}/events?limit=100`)).body.data
 const lastEvent = async (jobId: string) => (await eventsOf(jobId)).at(-1)
 const invoiceRows = () => api.db.$client.query<Record<string, any>, []>('SELECT * FROM invoices ORDER BY number').all()
@@ -239,12 +241,12 @@ describe('the job page\'s invoices', () => {
     expect(draft.text).toContain('>Add line</button>')
     expect(draft.text).toContain('>Issue invoice</button>')
     const fields = formOf(draft.text, `/jobs/${job.id}/invoices/new`)
-    expect(fields.filter(([n]) => n !== 'idempotency_key')).toEqual([['description[]', 'Flatbed service (as quoted)'], ['amount[]', '185.00']])
+    expect(fields.filter(([n]) => !DRAFT_HIDDEN.includes(n))).toEqual([['description[]', 'Flatbed service (as quoted)'], ['amount[]', '185.00']])
 
     const more = await post(cookie, `/jobs/${job.id}/invoices/new`, [...set(fields, 'description[]', 'Flatbed tow'), ['intent', 'add_line']])
     expect(more.status).toBe(200)
     const moreFields = formOf(more.text, `/jobs/${job.id}/invoices/new`)
-    expect(moreFields.filter(([n]) => n !== 'idempotency_key')).toEqual([['description[]', 'Flatbed tow'], ['amount[]', '185.00'], ['description[]', ''], ['amount[]', '']])
+    expect(moreFields.filter(([n]) => !DRAFT_HIDDEN.includes(n))).toEqual([['description[]', 'Flatbed tow'], ['amount[]', '185.00'], ['description[]', ''], ['amount[]', '']])
     expect(invoiceRows()).toHaveLength(0)
 
     const lines: [string, string][] = [['idempotency_key', moreFields[0]![1]], ['description[]', 'Flatbed tow'], ['amount[]', '185.00'], ['description[]', 'Discount'], ['amount[]', '-$20'], ['description[]', ''], ['amount[]', ''], ['intent', 'issue']]
@@ -266,11 +268,43 @@ describe('the job page\'s invoices', () => {
     for (const l of ['Amount', 'Method']) expect(region).toMatch(new RegExp(`<label for="f-inv_[0-9A-Z]+-${l.toLowerCase()}">${l}</label>`))
   })
 
+  test('a draft opened before another invoice of the job was issued (Back and Issue again, two people at once) is refused naming it, issuing nothing; the draft then lists it and issues when pressed again', async () => {
+    const { cookie } = await signIn()
+    const job = await makeJob(api, key, { quote_cents: 18500 })
+    const path = `/jobs/${job.id}/invoices/new`
+    const first = formOf((await get(path, cookie)).text, path)
+    const second = formOf((await get(path, cookie)).text, path) // another tab, or another dispatcher
+    expect(first.find(([n]) => n === 'invoices_seen')).toEqual(['invoices_seen', '0'])
+    expect((await post(cookie, path, [...first, ['intent', 'issue']])).status).toBe(303)
+    expect(invoiceRows()).toHaveLength(1)
+
+    const stale = await post(cookie, path, [...second, ['intent', 'issue']])
+    expect(stale.status).toBe(409)
+    expect(stale.text).toMatch(/role="alert" data-form-alert tabindex="-1" autofocus>Invoice INV-0001 was issued for this job after this draft was opened; nothing was issued\./)
+    expect(stale.text).toContain('This job already has an invoice; issuing this draft makes another:')
+    expect(stale.text).toMatch(/<a href="\/invoices\/inv_[0-9A-Z]+">INV-0001<\/a>: Issued, \$185\.00, \$185\.00 due/)
+    expect(invoiceRows()).toHaveLength(1)
+    expect((await eventsOf(job.id)).filter((e) => e.type === 'job.payment_updated')).toHaveLength(1)
+
+    // Back to a fresh draft: it names the issued invoice before anyone presses Issue invoice.
+    const again = await get(path, cookie)
+    expect(again.text).toContain('This job already has an invoice; issuing this draft makes another:')
+    // The refused draft, pressed again (it now counts INV-0001, under a new key), issues the second invoice: a choice made seeing the first.
+    const refusedFields = formOf(stale.text, path)
+    expect(refusedFields.find(([n]) => n === 'invoices_seen')).toEqual(['invoices_seen', '1'])
+    expect(refusedFields.find(([n]) => n === 'idempotency_key')![1]).not.toBe(second.find(([n]) => n === 'idempotency_key')![1])
+    expect((await post(cookie, path, [...refusedFields, ['intent', 'issue']])).status).toBe(303)
+    expect(invoiceRows().map((r) => r.number)).toEqual([1, 2])
+    // A voided invoice is not named as standing.
+    voidInvoice(dispatcher(), invoiceRows()[0]!.id)
+    expect((await get(path, cookie)).text).not.toContain('>INV-0001</a>')
+  })
+
   test('a draft with bad lines is refused beside each line, keeping what was typed, writing nothing; nothing filled in starts with one empty line', async () => {
     const { cookie } = await signIn()
     const job = await makeJob(api, key)
     const draft = await get(`/jobs/${job.id}/invoices/new`, cookie)
-    expect(formOf(draft.text, `/jobs/${job.id}/invoices/new`).filter(([n]) => n !== 'idempotency_key')).toEqual([['description[]', ''], ['amount[]', '']])
+    expect(formOf(draft.text, `/jobs/${job.id}/invoices/new`).filter(([n]) => !DRAFT_HIDDEN.includes(n))).toEqual([['description[]', ''], ['amount[]', '']])
     const res = await post(cookie, `/jobs/${job.id}/invoices/new`, [['description[]', 'Tow'], ['amount[]', '12.345'], ['description[]', ''], ['amount[]', '40'], ['intent', 'issue']])
     expect(res.status).toBe(422)
     expect(res.text).toMatch(/role="alert" data-form-alert tabindex="-1" autofocus>The invoice was not issued/)
@@ -286,7 +320,7 @@ describe('the job page\'s invoices', () => {
   test('the draft comes from the final price first, else the quote, else the rate card of the job\'s service', async () => {
     const { cookie } = await signIn()
     addService(api.db, api.clock, { accountId: api.accountId, name: 'Flatbed tow', serviceType: 'flatbed', rates: [{ kind: 'hook', amount_cents: 9500 }, { kind: 'per_mile', amount_cents: 400 }] })
-    const lines = async (job: any) => formOf((await get(`/jobs/${job.id}/invoices/new`, cookie)).text, `/jobs/${job.id}/invoices/new`).filter(([n]) => n !== 'idempotency_key')
+    const lines = async (job: any) => formOf((await get(`/jobs/${job.id}/invoices/new`, cookie)).text, `/jobs/${job.id}/invoices/new`).filter(([n]) => !DRAFT_HIDDEN.includes(n))
     expect(await lines(await makeJob(api, key, { service_type: 'flatbed' }))).toEqual([['description[]', 'Flatbed tow: Hook-up'], ['amount[]', '95.00'], ['description[]', 'Flatbed tow: Mileage, $4.00 per mile'], ['amount[]', '']])
     const priced = await makeJob(api, key, { service_type: 'flatbed', quote_cents: 20000 })
     expect((await call(api, key, 'PATCH', `/jobs/${priced.id}`, { final_price_cents: 21050 })).status).toBe(200)

@@ -3,14 +3,14 @@ import { inTransaction } from '../db/client'
 import { commitJobChange } from '../jobs/commit-job-change'
 import { loadWritableJob } from '../jobs/job-context'
 import type { OperationContext } from '../operations/operation-context'
-import { validationFailed } from '../platform/errors'
+import { AppError, validationFailed } from '../platform/errors'
 import { newId } from '../platform/ids'
 import { dollarsText } from '../platform/money'
 import type { FieldProblem } from '../platform/validation'
 import { invoiceEvent } from './invoice-event'
 import { listPaymentRows, nextInvoiceNumber } from './invoice.queries'
 import type { InvoiceLine } from './invoice.table'
-import { invoiceView, type InvoiceRow, type InvoiceView } from './invoice.view'
+import { invoiceNumberText, invoiceView, type InvoiceRow, type InvoiceView } from './invoice.view'
 import { charCount } from '../platform/chars'
 
 /** The most lines an invoice holds. */
@@ -47,15 +47,26 @@ export function lineProblems(lines: InvoiceLine[]): FieldProblem[] {
  * (lineProblems, 422 before anything is written), then in one transaction the invoice gets the
  * account's next number (MAX + 1 under the write lock; the unique index on (account, number)
  * is the backstop) and status `issued`, and the job's timeline gets job.payment_updated
- * (from null, to issued). An archived job refuses (409 invalid_state).
+ * (from null, to issued). An archived job refuses (409 invalid_state). With `expectedInvoices`
+ * (how many invoices the job had when the draft was shown) a job that got another invoice since
+ * refuses (409 invalid_state, `details.invoices_since`): a draft sent again from Back, or drafted
+ * by two people at once, does not bill the job twice without anyone seeing the first.
  */
-export function issueInvoice(ctx: OperationContext, jobId: string, input: { lines: InvoiceLine[] }): InvoiceView {
+export function issueInvoice(ctx: OperationContext, jobId: string, input: { lines: InvoiceLine[] }, opts: { expectedInvoices?: number } = {}): InvoiceView {
   requirePermission(ctx.actor, 'jobs:write')
   const lines = input.lines.map((l) => ({ description: l.description.trim(), amount_cents: l.amount_cents }))
   const problems = lineProblems(lines)
   if (problems.length) throw validationFailed(problems, `The invoice was not issued: ${problems[0]!.path}: ${problems[0]!.message}.`)
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, jobId, 'jobs:write')
+    if (opts.expectedInvoices !== undefined) {
+      const since = tx.$client.query<{ number: number }, [string, string]>('SELECT number FROM invoices WHERE account_id = ? AND job_id = ? ORDER BY created_at, id')
+        .all(job.accountId, job.id).slice(opts.expectedInvoices).map((r) => invoiceNumberText(r.number))
+      if (since.length) {
+        const which = since.length === 1 ? `Invoice ${since[0]} was` : `Invoices ${since.slice(0, -1).join(', ')} and ${since.at(-1)} were`
+        throw new AppError('invalid_state', `${which} issued for this job after this draft was opened; nothing was issued.`, { invoices_since: since })
+      }
+    }
     const now = ctx.clock.now()
     const row: InvoiceRow = {
       id: newId('inv', now), accountId: job.accountId, jobId: job.id, number: nextInvoiceNumber(tx, job.accountId), status: 'issued', lines,

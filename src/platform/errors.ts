@@ -14,7 +14,7 @@ export const ERROR_CATALOG = {
   cross_site_request: { status: 403, when: 'A state-changing page request did not come from this service\'s own pages (Origin or Sec-Fetch-Site); nothing was read or written (details.public_origin).' },
   not_found: { status: 404, when: 'Unknown route or id, or a resource of another account or site.' },
   method_not_allowed: { status: 405, when: 'Outside /api/, the path exists but not for this method (Allow lists those it takes).' },
-  conflict: { status: 409, when: 'Another job on the account already has that external_ref (details.existing_job_id); in the dashboard, another commercial account of the directory already has that name (details.existing_commercial_account_id).' },
+  conflict: { status: 409, when: 'Another job on the account already has that external_ref (details.existing_job_id); in the dashboard, another commercial account of the directory already has that name (details.existing_commercial_account_id), or someone saved the entry after its page was opened (details.changed_since_opened).' },
   job_transition_refused: { status: 409, when: 'The status move is not allowed (details.from, details.to, details.reason when known).' },
   job_stale: { status: 409, when: 'expected_status was sent and the job is in another status (details.expected_status, details.current_status).' },
   invalid_state: { status: 409, when: 'The job is archived (restore it first), or not in a state the action needs, such as a driver link to send with no unit on the job, or an invoice whose status refuses the step (details.reason).' },

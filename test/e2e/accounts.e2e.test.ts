@@ -80,3 +80,31 @@ test('a dispatcher adds an account with a contact and sets it on a job from the 
   for (const r of [listed, shown, await api('GET', `/accounts/${id}`), await api('GET', '/jobs')]) expect(r.text).not.toMatch(/secret-(rates|billing|notes)/)
   expect(errors).toEqual([])
 }, 60_000)
+
+test('two dispatchers on one account page: the one who opened it before the other saved is refused, nothing overwritten, shown what is saved now', async () => {
+  const page = await signedInPage(browser, base, DISPATCHER)
+  await page.goto(`${base}/accounts`)
+  await page.getByLabel('Name', { exact: true }).fill('Metro Fleet')
+  await page.getByLabel('Kind', { exact: true }).selectOption({ label: 'Fleet' })
+  await Promise.all([page.waitForURL(/\/accounts\/cac_[0-9A-Z]{26}\?done=created$/), page.getByRole('button', { name: 'Save account' }).click()])
+  const url = page.url().replace(/\?.*$/, '')
+  const other = await page.context().newPage()
+  await other.goto(url)
+  await page.goto(url)
+
+  // The other dispatcher renames it; this page, opened before, changes the kind.
+  await other.getByLabel('Name', { exact: true }).fill('Metro Fleet Services')
+  await Promise.all([other.waitForURL(`${url}?done=saved`), other.getByRole('button', { name: 'Save account' }).click()])
+  await page.getByLabel('Kind', { exact: true }).selectOption({ label: 'Dealer' })
+  await page.getByRole('button', { name: 'Save account' }).click()
+  await expect(page.getByRole('alert').innerText()).resolves.toStartWith('Someone else saved this account after this page was opened; nothing was saved.')
+  const id = url.split('/').at(-1)!
+  expect((await api('GET', `/accounts/${id}`)).body).toMatchObject({ name: 'Metro Fleet Services', kind: 'fleet' })
+  // What was typed is kept; what is saved now is shown where it differs.
+  expect(await page.getByLabel('Kind', { exact: true }).inputValue()).toBe('dealer')
+  const savedNow = page.getByRole('region', { name: 'Saved now' })
+  expect(await savedNow.locator('dt').allInnerTexts()).toEqual(['Name', 'Kind'])
+  expect(await savedNow.locator('dd').allInnerTexts()).toEqual(['Metro Fleet Services', 'Fleet'])
+  await checkPage(page)
+  await page.context().close()
+}, 60_000)

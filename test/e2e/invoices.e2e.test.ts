@@ -176,4 +176,30 @@ describe('invoices in Chromium, with the webhook receiver', () => {
     await page.context().close()
     await phone.close()
   }, 90_000)
+
+  test('a draft opened in two tabs: the second Issue invoice is refused naming the first, nothing billed twice; Back to a draft lists the issued one', async () => {
+    const made = await api('POST', '/jobs', { customer: { name: 'Bo Tran' }, pickup: { location: 'SE Division St' }, quote_cents: 9500 })
+    const jobId = made.body.id as string
+    const tabA = await signedInPage(d.browser, d.base, DISPATCHER)
+    const tabB = await tabA.context().newPage()
+    for (const tab of [tabA, tabB]) await tab.goto(`${d.base}/jobs/${jobId}/invoices/new`)
+    await tabA.getByRole('button', { name: 'Issue invoice' }).click()
+    await tabA.waitForURL(new RegExp(`/jobs/${jobId}\\?done=invoice_issued$`))
+    const number = (await api('GET', `/jobs/${jobId}/events?limit=100`)).body.data.find((e: any) => e.type === 'job.payment_updated').detail.invoice_number as string
+
+    await tabB.getByRole('button', { name: 'Issue invoice' }).click()
+    const alert = tabB.getByRole('alert')
+    await expect(alert.innerText()).resolves.toBe(`Invoice ${number} was issued for this job after this draft was opened; nothing was issued. The job's invoices are listed above the draft; press Issue invoice again to issue this one as well.`)
+    expect(await tabB.getByRole('link', { name: number, exact: true }).count()).toBe(1)
+    await expectAccessible(tabB)
+    const issued = async () => (await api('GET', `/jobs/${jobId}/events?limit=100`)).body.data.filter((e: any) => e.type === 'job.payment_updated').length
+    expect(await issued()).toBe(1)
+
+    // Back from the job page to the draft: the draft names the invoice just issued.
+    await tabA.goBack()
+    await tabA.waitForURL(new RegExp(`/jobs/${jobId}/invoices/new$`))
+    await expect(tabA.getByText('This job already has an invoice; issuing this draft makes another:').isVisible()).resolves.toBe(true)
+    expect(await issued()).toBe(1)
+    await tabA.context().close()
+  }, 60_000)
 })
