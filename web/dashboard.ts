@@ -11,11 +11,13 @@
  *   named event types to listen for (space-separated; unnamed events always arrive as type
  *   `message`). `[data-live-status]` elements show whether the page is live.
  */
-import { enhanceForm, focusRefusal } from './shared/forms'
+import { enhanceForm, focusRefusal, restoreTyped, toSignIn } from './shared/forms'
 import { openLive, type LiveState } from './shared/live'
 
-for (const form of document.querySelectorAll<HTMLFormElement>('form')) enhanceForm(form)
+restoreTyped()
+for (const form of document.querySelectorAll<HTMLFormElement>('form')) enhanceForm(form, { keepTyped: true })
 focusRefusal()
+
 
 // Times are rendered in UTC (the server does not know the reader's zone); shown here in the browser's.
 const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
@@ -40,6 +42,8 @@ if (liveEl?.dataset.live) {
     on: Object.fromEntries(types.map((t) => [t, relay(t)])),
     onMessage: relay('message'),
     onHello: (data) => document.dispatchEvent(new CustomEvent('towline:hello', { detail: data })),
+    // Refused for good: a session that ended (401) goes to sign in, back here after; anything else shows the server's answer.
+    onRefused: (status) => (status === 401 ? toSignIn() : location.reload()),
     onState: (state) => {
       for (const el of document.querySelectorAll<HTMLElement>('[data-live-status]')) {
         el.textContent = STATUS_TEXT[state]
@@ -51,5 +55,5 @@ if (liveEl?.dataset.live) {
 
 // The shared helpers, as this module's exports: a browser test imports the built bundle to call them.
 export { ApiError, fetchJson } from './shared/fetch-json'
-export { clearRefusal, enhanceForm, showRefusal } from './shared/forms'
+export { clearRefusal, enhanceForm, keepTyped, restoreTyped, showRefusal } from './shared/forms'
 export { openLive } from './shared/live'

@@ -6,6 +6,8 @@
  * - the job's "new" mark on the board taken off, since it has now been opened.
  * The live stream is the board's (dashboard.ts opens it from the page's `data-live`).
  */
+import { toSignIn } from './shared/forms'
+
 interface JobMessage { event: { job_id: string; type: string; sequence: number; actor: string }; job: { status: string } | null }
 
 const head = document.querySelector<HTMLElement>('.job-head[data-job-id]')
@@ -35,7 +37,7 @@ document.addEventListener('towline:live', (e) => {
   const { type, data } = (e as CustomEvent<{ type: string; data: unknown }>).detail
   if (type === 'resync') return changed('This job may have changed since the page was loaded.')
   // The session ended elsewhere (signed out, a new password, the login disabled): to the sign-in page, back here after.
-  if (type === 'signed_out') return location.assign(`/login?next=${encodeURIComponent(location.pathname)}`)
+  if (type === 'signed_out') return toSignIn()
   const m = data as JobMessage
   if (type !== 'job' || m?.event?.job_id !== jobId || m.event.sequence <= version) return
   const status = m.job?.status

@@ -91,8 +91,25 @@ function renderFor(answers: Answers, err: AppError, request: Request, htmlSenten
 /** 303 to /login, with the page asked for (a GET's own path and query) to return to. */
 function signInRedirect(request: Request): Response {
   const url = new URL(request.url)
-  const back = request.method === 'GET' && url.pathname !== '/' ? `?next=${encodeURIComponent(url.pathname + url.search)}` : ''
+  const next = request.method === 'GET' ? url.pathname + url.search : formPageOf(request, url)
+  const back = next && next !== '/' ? `?next=${encodeURIComponent(next)}` : ''
   return new Response(null, { status: 303, headers: { location: `/login${back}` } })
+}
+
+/**
+ * The page a form was posted from, to come back to after signing in (its script puts back what
+ * was typed): the Referer, which the pages send on their own origin only, when it names this
+ * origin; else none.
+ */
+function formPageOf(request: Request, url: URL): string | null {
+  const referer = request.headers.get('referer')
+  if (!referer) return null
+  try {
+    const from = new URL(referer)
+    return from.origin === url.origin && from.pathname !== '/login' ? from.pathname + from.search : null
+  } catch {
+    return null
+  }
 }
 
 /** How an unmatched request is answered: JSON under /api/, a page elsewhere. */

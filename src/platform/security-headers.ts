@@ -9,7 +9,8 @@
  * link to on another origin may learn their URL. Pages send `same-origin` (no Referer to any
  * other origin): with `no-referrer` a browser sends `Origin: null` on the page's own form posts,
  * and over plain http on a LAN address no Sec-Fetch-Site either, which would leave the
- * same-origin guard nothing to check. Every other response sends `no-referrer`.
+ * same-origin guard nothing to check. Redirects send `same-origin` too (a redirect's policy is
+ * the one the next request goes with). Every other response sends `no-referrer`.
  *
  * A route that needs a looser policy (the API reference page) sets its own
  * Content-Security-Policy header; it is kept as sent.
@@ -81,7 +82,9 @@ export function securityHeaders(opts: { publicUrl?: string; tileUrl?: string | n
     const script = type.startsWith('text/javascript') || type.startsWith('application/javascript')
     headers.set('X-Content-Type-Options', 'nosniff')
     headers.set('X-Frame-Options', 'DENY')
-    headers.set('Referrer-Policy', html ? 'same-origin' : 'no-referrer')
+    // A redirect (a form's 303) hands its policy to the page it leads to: the same as the pages', so
+    // that page knows, on this origin only, where it came from (after signing in: put back what was typed).
+    headers.set('Referrer-Policy', html || headers.has('location') ? 'same-origin' : 'no-referrer')
     if (!headers.has('content-security-policy')) headers.set('Content-Security-Policy', html || script ? page : NOTHING_POLICY)
     if (html) {
       // A page that chose its own (the secret-link phone pages: layout.ts phonePageHeaders) keeps it.

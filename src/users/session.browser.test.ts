@@ -21,7 +21,7 @@ beforeAll(async () => {
   server = Bun.serve({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: MAX_REQUEST_BODY_BYTES, fetch: (req) => api.raw(req) })
   base = `http://localhost:${server.port}`
   api = startTestApi({ TOWLINE_PUBLIC_URL: base, TOWLINE_TILE_URL: '' })
-  for (const email of ['idle@example.com', 'busy@example.com', 'locked@example.com']) {
+  for (const email of ['idle@example.com', 'busy@example.com', 'locked@example.com', 'typing@example.com']) {
     await createUser(api.contexts.forOperator(api.accountId), { email, role: 'dispatcher', password: 'the right password' })
   }
   browser = await launchChromium()
@@ -88,5 +88,52 @@ test('ten wrong passwords lock the email for 15 minutes, the right one included;
   await page.getByLabel('Password').fill('the right password')
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.waitForURL(`${base}/board`)
+  await page.context().close()
+}, 60_000)
+
+test('what was typed survives the session ending: the form sent goes through sign-in and comes back filled in, nothing sent until it is sent again', async () => {
+  const key = api.key('all')
+  const job = await (await api.request('POST', '/api/v1/jobs', { key, body: { customer: { name: 'Ann Lee' }, pickup: { location: 'I-5 N' } } })).json() as { id: string }
+  const page = await signIn('typing@example.com')
+  const signInAgain = async (next: string) => {
+    await page.waitForURL(`${base}/login?next=${encodeURIComponent(next)}`)
+    await page.getByLabel('Email').fill('typing@example.com')
+    await page.getByLabel('Password').fill('the right password')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(`${base}${next}`)
+  }
+  const notes = async () => ((await (await api.request('GET', `/api/v1/jobs/${job.id}/events?limit=100`, { key })).json()) as { data: any[] }).data.filter((e) => e.type === 'job.note_added')
+
+  // A note typed on the job page, sent after the session ended (12 idle hours).
+  await page.goto(`${base}/jobs/${job.id}`)
+  await page.getByLabel('Note', { exact: true }).fill('Gate code 4471, call on arrival')
+  api.clock.advance(12 * HOUR + 60_000)
+  await page.getByRole('button', { name: 'Add note' }).click()
+  await signInAgain(`/jobs/${job.id}`)
+  expect(await page.getByLabel('Note', { exact: true }).inputValue()).toBe('Gate code 4471, call on arrival')
+  expect(await page.getByRole('status').filter({ hasText: 'Signed in again: what you typed before is back in its form.' }).count()).toBe(1)
+  expect(await notes()).toHaveLength(0)
+  await page.getByRole('button', { name: 'Add note' }).click()
+  await page.waitForURL(`${base}/jobs/${job.id}?done=note`)
+  const added = await notes()
+  expect(added.map((e) => [e.actor, e.detail.text])).toEqual([['dispatcher', 'Gate code 4471, call on arrival']])
+  // Shown once: the note field is empty again, and a reload puts nothing back.
+  expect(await page.getByLabel('Note', { exact: true }).inputValue()).toBe('')
+  await page.reload()
+  expect(await page.getByLabel('Note', { exact: true }).inputValue()).toBe('')
+
+  // A whole new job typed, the session ending meanwhile: Create job signs in first, then the form is back.
+  await page.goto(`${base}/jobs/new`)
+  await page.getByLabel('Customer name', { exact: true }).fill('Bo Tran')
+  await page.getByLabel('Pickup', { exact: true }).fill('SE Division St and 82nd')
+  api.clock.advance(12 * HOUR + 60_000)
+  await page.getByRole('button', { name: 'Create job' }).click()
+  await signInAgain('/jobs/new')
+  expect(await page.getByLabel('Customer name', { exact: true }).inputValue()).toBe('Bo Tran')
+  expect(await page.getByLabel('Pickup', { exact: true }).inputValue()).toBe('SE Division St and 82nd')
+  await page.getByRole('button', { name: 'Create job' }).click()
+  await page.waitForURL(/\/jobs\/job_[0-9A-Z]{26}\?done=created$/)
+  const made = (await (await api.request('GET', `/api/v1/jobs/${new URL(page.url()).pathname.split('/')[2]}`, { key })).json()) as any
+  expect([made.customer.name, made.pickup.location]).toEqual(['Bo Tran', 'SE Division St and 82nd'])
   await page.context().close()
 }, 60_000)

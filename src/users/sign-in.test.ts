@@ -135,6 +135,18 @@ describe('sessions', () => {
     expect(res.headers.get('location')).toBe('/login?next=%2Fboard%3Fstatus%3Dpending')
   })
 
+  test('a form posted without a session goes to /login, then back to the page it was posted from (its Referer on this origin only); nothing is written', async () => {
+    const before = api.db.$client.query('SELECT count(*) AS n FROM jobs').get()
+    const from = async (referer?: string) => (await post('/jobs/new', { customer_name: 'Ann Lee', pickup: 'I-5' }, referer === undefined ? {} : { referer })).headers.get('location')
+    expect(await from(`${ORIGIN}/jobs/new`)).toBe('/login?next=%2Fjobs%2Fnew')
+    expect(await from(`${ORIGIN}/jobs/job_1?tab=notes`)).toBe('/login?next=%2Fjobs%2Fjob_1%3Ftab%3Dnotes')
+    expect(await from()).toBe('/login')
+    expect(await from('https://evil.test/jobs/new')).toBe('/login')
+    expect(await from('not a url')).toBe('/login')
+    expect(await from(`${ORIGIN}/login?next=/x`)).toBe('/login')
+    expect(api.db.$client.query('SELECT count(*) AS n FROM jobs').get()).toEqual(before)
+  })
+
   test('sign-out ends the session on the server: the old cookie no longer opens anything', async () => {
     await makeUser()
     const cookie = await signIn()

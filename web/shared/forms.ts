@@ -11,6 +11,11 @@
  * - A file input with `data-max-bytes` (and its message in `data-too-large`) refuses a file over
  *   that size beside the field, before anything is sent: the server would refuse the whole body
  *   (413) with no page to show the message on.
+ * - `keepTyped(forms)` / `restoreTyped()`: what was typed survives the session ending. A form
+ *   posted without a live session is answered with the sign-in page (and back to the form's page
+ *   after); a page whose session ended while it was open goes there too. What its fields held is
+ *   kept in the tab's sessionStorage on the way, and put back when the page shows again straight
+ *   after signing in. Any other page shown next drops it.
  *
  * The markup is src/pages/form.ts's: a control `#f-<name>` has its message in `#f-<name>-error`,
  * and the form's summary is its `[data-form-alert]` element.
@@ -100,10 +105,85 @@ function oversizedFiles(form: HTMLFormElement): { path: string; message: string 
   return out
 }
 
+const TYPED_KEY = 'towline.typed'
+/** How long what was typed is kept for the way through the sign-in page. */
+const TYPED_KEPT_MS = 30 * 60_000
+/** Fields whose value is put back: what a person types or picks, never secrets, files or the form's own hidden fields. */
+const KEPT_INPUTS = new Set(['text', 'email', 'tel', 'number', 'search', 'url', 'date', 'time', 'datetime-local'])
+
+interface Typed { path: string; at: number; forms: { action: string; fields: [string, string][] }[] }
+
+/** The fields of a form that hold something other than what the page was drawn with: name and value, in order. */
+function changedFields(form: HTMLFormElement): [string, string][] {
+  const out: [string, string][] = []
+  for (const el of form.elements) {
+    if (el instanceof HTMLTextAreaElement && el.name && el.value !== el.defaultValue) out.push([el.name, el.value])
+    else if (el instanceof HTMLInputElement && el.name && KEPT_INPUTS.has(el.type) && el.value !== el.defaultValue) out.push([el.name, el.value])
+    else if (el instanceof HTMLSelectElement && el.name && [...el.options].some((o) => o.selected !== o.defaultSelected)) out.push([el.name, el.value])
+  }
+  return out
+}
+
+/** Keeps what was typed in these forms for the way through the sign-in page (see the top of this file). */
+export function keepTyped(forms: Iterable<HTMLFormElement>): void {
+  const kept: Typed = { path: location.pathname, at: Date.now(), forms: [] }
+  for (const form of forms) {
+    const fields = changedFields(form)
+    if (fields.length) kept.forms.push({ action: new URL(form.action, location.href).pathname, fields })
+  }
+  try {
+    if (kept.forms.length) sessionStorage.setItem(TYPED_KEY, JSON.stringify(kept))
+    else sessionStorage.removeItem(TYPED_KEY)
+  } catch {}
+}
+
+/** Leaves for the sign-in page (the session ended while the page was open), keeping what was typed for the way back. */
+export function toSignIn(): void {
+  keepTyped(document.querySelectorAll<HTMLFormElement>('form'))
+  location.assign(`/login?next=${encodeURIComponent(location.pathname + location.search)}`)
+}
+
+/**
+ * Puts back what keepTyped kept, when this page is the one it was typed on and it shows straight
+ * after the sign-in page; whatever happens, it is kept no longer. Says so in a status. Returns
+ * whether anything was put back.
+ */
+export function restoreTyped(): boolean {
+  let kept: Typed | null = null
+  try {
+    kept = JSON.parse(sessionStorage.getItem(TYPED_KEY) ?? 'null') as Typed | null
+    sessionStorage.removeItem(TYPED_KEY)
+  } catch {}
+  const cameFrom = document.referrer ? new URL(document.referrer).pathname : ''
+  if (!kept || kept.path !== location.pathname || cameFrom !== '/login' || !(Date.now() - kept.at < TYPED_KEPT_MS)) return false
+  let restored = false
+  for (const { action, fields } of kept.forms) {
+    const form = [...document.forms].find((f) => new URL(f.action, location.href).pathname === action)
+    if (!form) continue
+    for (const [name, value] of fields) {
+      const el = form.elements.namedItem(name)
+      if (el instanceof HTMLTextAreaElement || el instanceof HTMLInputElement || el instanceof HTMLSelectElement) {
+        el.value = value
+        restored = true
+      }
+    }
+  }
+  if (restored) {
+    const status = document.createElement('p')
+    status.className = 'notice notice-ok'
+    status.setAttribute('role', 'status')
+    status.textContent = 'Signed in again: what you typed before is back in its form. Nothing was sent; send it when it is ready.'
+    ;(document.querySelector('main') ?? document.body).prepend(status)
+  }
+  return restored
+}
+
 /** What `enhanceForm` may do instead of the browser's own submission. */
 export interface EnhanceOptions {
   /** Sends the form's data; its ApiError is shown on the form. Without it the browser submits as usual. */
   submit?: (data: FormData, form: HTMLFormElement) => Promise<void>
+  /** Keeps what the form sent for the way through the sign-in page (keepTyped): the dashboard's forms, whose session may end. */
+  keepTyped?: boolean
 }
 
 const NO_CONNECTION = 'No connection: nothing was sent. What you typed is kept; send it again when the connection is back.'
@@ -136,7 +216,11 @@ export function enhanceForm(form: HTMLFormElement, opts: EnhanceOptions = {}): v
       return
     }
     busy(true)
-    if (!opts.submit) return
+    if (!opts.submit) {
+      // Sent by the browser: should the session have ended, the answer is the sign-in page, and this comes back after it.
+      if (opts.keepTyped) keepTyped([form])
+      return
+    }
     event.preventDefault()
     const data = new FormData(form, event.submitter)
     opts.submit(data, form).then(
