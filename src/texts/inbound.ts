@@ -47,8 +47,17 @@ export interface InboundText { from: string; to: string; body: string; sid: stri
  * changes nothing. Returns the reply to send back, if any.
  */
 export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply: string | null; jobId: string | null; unmatched?: true; repeated?: true } {
-  const seen = msg.sid ? deps.db.$client.query<{ reply: string | null; job_id: string | null }, [string]>('SELECT reply, job_id FROM inbound_texts WHERE message_sid = ?').get(msg.sid) : null
-  if (seen) return { reply: seen.reply, jobId: seen.job_id, repeated: true }
+  const seenAnswer = () => {
+    const seen = msg.sid ? deps.db.$client.query<{ reply: string | null; job_id: string | null }, [string]>('SELECT reply, job_id FROM inbound_texts WHERE message_sid = ?').get(msg.sid) : null
+    return seen ? { reply: seen.reply, jobId: seen.job_id, repeated: true as const } : null
+  }
+  const seen = seenAnswer()
+  if (seen) return seen
+  // Writes under the write lock, looking again first: the same message sent to two instances at
+  // once (a provider's retry of a slow answer) is handled by whichever takes the lock first, and
+  // the other answers as a retry.
+  type Answer = { reply: string | null; jobId: string | null; unmatched?: true; repeated?: true }
+  const once = (write: () => Answer): Answer => inTransaction(deps.db, (): Answer => seenAnswer() ?? write())
   const phone = normalizePhone(msg.from) ?? msg.from
   const to = normalizePhone(msg.to) ?? msg.to
   // A keyword is the whole message, in any case, with spaces and punctuation around it ("Stop.", " stop! "); "2 stop" or "s t o p" is not.
@@ -92,7 +101,7 @@ export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply:
     // Accounts sending from this number that texted the customer or hold a job of theirs.
     const withJobs = deps.db.$client.query<{ account_id: string }, [string]>("SELECT DISTINCT account_id FROM jobs WHERE json_extract(customer, '$.phone') = ?").all(phone).map((r) => r.account_id)
     const concerned = reached.filter((a) => texted.includes(a) || withJobs.includes(a))
-    return inTransaction(deps.db, () => {
+    return once(() => {
       for (const a of concerned) {
         if (STOP.includes(keyword)) recordOptOut(deps.db, a, phone, `sms:${keyword}`, now)
         else recordConsent(deps.db, a, phone, `sms:${keyword}`, now, true)
@@ -103,10 +112,10 @@ export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply:
   if (HELP.includes(keyword)) {
     const account = texted[0] ? findAccountById(deps.db, texted[0]) : undefined
     const company = account ? `${account.name}${account.phone ? ` (${account.phone})` : ''}: texts` : 'Texts'
-    return inTransaction(deps.db, () => onTimeline(`${company} about your tow request. Reply STOP to stop, START to resume. Msg&data rates may apply.`, account?.id ?? null))
+    return once(() => onTimeline(`${company} about your tow request. Reply STOP to stop, START to resume. Msg&data rates may apply.`, account?.id ?? null))
   }
-  if (!job) return { ...inTransaction(deps.db, () => remember(null, null, null)), unmatched: true }
-  return inTransaction(deps.db, () => onTimeline(null, job.accountId))
+  if (!job) return once(() => ({ ...remember(null, null, null), unmatched: true }))
+  return once(() => onTimeline(null, job.accountId))
 }
 
 const RANK: Record<string, number> = { queued: 0, sending: 1, sent: 2, delivered: 3, failed: 3 }

@@ -10,6 +10,7 @@ import { cli, createKeyWithCli, freshFolder, startServer, type RunningServer } f
 import { makeTestCa, startReceiver } from '../https-receiver'
 import { pgCluster } from '../pg'
 import { readSse } from '../sse-reader'
+import { startTwilioStandin, twilioSignature, TWILIO_FROM, TWILIO_SID, TWILIO_TOKEN } from '../twilio-standin'
 
 const ca = makeTestCa()
 // Deliveries to /slow take long enough that a kill lands while some are being sent.
@@ -101,3 +102,39 @@ test('two instances on one database: jobs through both, each board hears the oth
   expect(status.status).toBe(200)
   expect(await two.stop()).toBe(0)
 }, 90_000)
+
+test('the same inbound text reaching both instances at once (the provider retrying a slow answer) is handled once: both answer 200, one message on the timeline', async () => {
+  const twilio = startTwilioStandin()
+  const publicUrl = 'http://towline.test'
+  const texting = { ...env, TOWLINE_SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: TWILIO_SID, TWILIO_AUTH_TOKEN: TWILIO_TOKEN, TWILIO_FROM, TOWLINE_TWILIO_API_BASE: twilio.apiBase, TOWLINE_PUBLIC_URL: publicUrl }
+  const one = await startServer(a.bin, { cwd: a.dir, env: texting })
+  const two = await startServer(b.bin, { cwd: b.dir, env: texting })
+  servers.push(one, two)
+  try {
+    const key = createKeyWithCli(a.bin, a.dir, 'all', [], texting)
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(one.api + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    const phone = '+15035550177'
+    const job = await call('POST', '/jobs', { customer: { name: 'Rae Kim', phone, sms_consent: true }, pickup: { location: 'NE Sandy Blvd' } })
+    expect(job.status).toBe(201)
+    // The customer has had the service's first text: their replies thread onto the job.
+    for (const end = Date.now() + 10_000; !twilio.messages.some((m) => m.to === phone) && Date.now() < end;) await Bun.sleep(20)
+    expect(twilio.messages.some((m) => m.to === phone)).toBe(true)
+
+    const sids: string[] = []
+    for (let i = 0; i < 8; i++) {
+      const sid = `SM${String(i).padStart(2, '0')}${'0'.repeat(30)}`
+      sids.push(sid)
+      const params = { AccountSid: TWILIO_SID, MessageSid: sid, From: phone, To: TWILIO_FROM, Body: i === 7 ? 'STOP' : `Reply ${i}`, NumMedia: '0' }
+      const signature = twilioSignature(`${publicUrl}/sms/twilio/inbound`, params)
+      const send = (s: RunningServer) => fetch(`${s.url}/sms/twilio/inbound`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: new URLSearchParams(params) })
+      const answers = await Promise.all([send(one), send(two)])
+      expect({ sid, statuses: answers.map((r) => r.status) }).toEqual({ sid, statuses: [200, 200] })
+    }
+    const messages = (await call('GET', `/jobs/${job.body.id}/events?limit=100`)).body.data.filter((e: any) => e.type === 'job.customer_message')
+    expect(messages.map((e: any) => e.detail.text)).toEqual([...Array.from({ length: 7 }, (_, i) => `Reply ${i}`), 'STOP'])
+  } finally {
+    for (const s of [one, two]) await s.stop('SIGKILL')
+    twilio.stop()
+  }
+}, 60_000)
