@@ -4,7 +4,7 @@ import { inTransaction } from '../db/client'
 import { createJob, readCreateInput, type HistoricJob } from '../jobs/create-job'
 import { FINISHED, isFinished, NEEDS_UNIT, STATUSES, type JobStatus } from '../jobs/job-status'
 import { CreateJobBody, UpdateJobBody } from '../jobs/job.model'
-import { findJobByExternalRef } from '../jobs/job.queries'
+import { jobsByExternalRefs } from '../jobs/job.queries'
 import type { OperationContext } from '../operations/operation-context'
 import { iso } from '../platform/clock'
 import { AppError, validationProblemsOf } from '../platform/errors'
@@ -280,24 +280,26 @@ export function checkImport(ctx: OperationContext, bytes: Uint8Array, opts: { dr
   const prepared: Prepared[] = []
   const refRows = new Map<string, number>()
   const refAt = env.header.findIndex((c) => c?.name === 'external_ref')
+  const refOf = (rec: CsvRecord) => (refAt >= 0 ? readCell(rec.cells[refAt] ?? '').trim() : '')
+  const taken = jobsByExternalRefs(ctx.db, ctx.scope.accountId, [...new Set(data.map(refOf).filter(Boolean))])
   for (const rec of data) {
     const checked = checkRow(env, rec)
     errors.push(...checked.errors)
     // A reference is checked on every row, passed or not: a later duplicate names the first row either way.
-    const ref = refAt >= 0 ? readCell(rec.cells[refAt] ?? '').trim() : ''
-    let taken = false
+    const ref = refOf(rec)
+    let refused = false
     if (ref) {
       const first = refRows.get(ref)
-      const existing = first === undefined ? findJobByExternalRef(ctx.db, ctx.scope.accountId, ref) : undefined
+      const existing = first === undefined ? taken.get(ref) : undefined
       if (first !== undefined) errors.push({ row: rec.row, column: 'external_ref', message: `is also on row ${first}: a reference names one job` })
       else if (existing) {
         const seen = !ctx.scope.siteIds || ctx.scope.siteIds.includes(existing.siteId)
         errors.push({ row: rec.row, column: 'external_ref', message: `is already the reference of another job of this account${seen ? ` (${existing.id})` : ''}` })
       }
-      taken = first !== undefined || existing !== undefined
+      refused = first !== undefined || existing !== undefined
       if (first === undefined) refRows.set(ref, rec.row)
     }
-    if (checked.prepared && !taken) prepared.push(checked.prepared)
+    if (checked.prepared && !refused) prepared.push(checked.prepared)
   }
   errors.sort((a, b) => (a.row ?? 0) - (b.row ?? 0) || columnRank(a.column) - columnRank(b.column))
   if (errors.length || opts.dryRun) return result(errors, data.length)

@@ -46,6 +46,22 @@ export function findJobByExternalRef(db: Db, accountId: string, ref: string): Jo
   return raw ? toJobRow(raw) : undefined
 }
 
+/**
+ * The jobs of the account holding any of these references (id, site, reference), read in one
+ * statement: one moment's answer, even while another instance commits an import (one look-up per
+ * reference could see part of it).
+ */
+export function jobsByExternalRefs(db: Db, accountId: string, refs: string[]): Map<string, { id: string; siteId: string }> {
+  const found = new Map<string, { id: string; siteId: string }>()
+  // 500 references at most (an import): well within both engines' limit on parameters.
+  if (!refs.length) return found
+  const rows = db.$client.query<{ id: string; site_id: string; external_ref: string }, string[]>(
+    `SELECT id, site_id, external_ref FROM jobs WHERE account_id = ? AND external_ref IN (${refs.map(() => '?').join(', ')})`,
+  ).all(accountId, ...refs)
+  for (const r of rows) found.set(r.external_ref, { id: r.id, siteId: r.site_id })
+  return found
+}
+
 export interface JobFilter {
   statuses?: string[]
   since?: number
