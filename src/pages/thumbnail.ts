@@ -7,8 +7,9 @@
  *
  * Made on first look with Bun.Image (libjpeg-turbo, libspng, libwebp in the binary), one at a
  * time (decoding a large photo holds its pixels in memory), and kept in memory by the photo's
- * SHA-256: a photo never changes under its id, so neither does its thumbnail. A photo the codec
- * cannot read is shown as it is.
+ * SHA-256: a photo never changes under its id, so neither does its thumbnail. A photo that would
+ * cost too much to decode (or that the codec cannot read) gets a small drawn stand-in saying to
+ * open the full photo: never the photo itself, which may be 100 megapixels.
  */
 import { alreadyHas, privateImage } from './private-image'
 
@@ -17,14 +18,41 @@ const QUALITY = 70
 /** Thumbnails kept (about 10-20 KB each). */
 const KEPT = 256
 
-/** The most pixels of a PNG or WebP decoded for a thumbnail (64 MB of pixels). */
+/** The most pixels of a PNG, WebP or progressive JPEG decoded for a thumbnail (64 MB of pixels). */
 const MAX_DECODED_PIXELS = 16_000_000
+
+/**
+ * Whether a JPEG is progressive (its frame header is SOF2, or another progressive SOF). A
+ * baseline JPEG is shrunk while it is decoded (a 48 MP photo costs a few MB); a progressive one
+ * keeps every coefficient of the whole image until the last scan (a 36 MP one took 110 MB), and
+ * a few KB of file can claim 100 MP.
+ */
+export function isProgressiveJpeg(bytes: Uint8Array): boolean {
+  let i = 2
+  while (i + 3 < bytes.length && bytes[i] === 0xff) {
+    const marker = bytes[i + 1]!
+    if (marker === 0xff) { i++; continue } // fill byte
+    if ([0xc2, 0xc6, 0xca, 0xce].includes(marker)) return true
+    if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) return false
+    if (marker === 0xda || marker === 0xd9) return false // scan data or end, and no frame header seen
+    i += 2 + ((bytes[i + 2]! << 8) | bytes[i + 3]!)
+  }
+  return false
+}
+
+/** What a thumbnail shows for a photo not shrunk (too costly to decode, or unreadable): a grey box saying so. */
+export const STAND_IN: Thumbnail = {
+  type: 'image/svg+xml',
+  data: new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg" width="320" height="240" viewBox="0 0 320 240"><rect width="320" height="240" fill="#e4e4e0"/>'
+    + '<text x="160" y="116" font-family="sans-serif" font-size="22" text-anchor="middle" fill="#222">Large photo</text>'
+    + '<text x="160" y="146" font-family="sans-serif" font-size="18" text-anchor="middle" fill="#222">Open it to see it</text></svg>'),
+}
 
 interface Thumbnail { type: string; data: Uint8Array }
 const kept = new Map<string, Thumbnail>()
 let queue: Promise<unknown> = Promise.resolve()
 
-/** The thumbnail of a photo (JPEG, or WebP for a PNG or WebP), or null when the photo is shown as it is (unreadable, or too many pixels to decode). */
+/** The thumbnail of a photo (JPEG, or WebP for a PNG or WebP), or null when it gets the stand-in (unreadable, or too many pixels to decode). */
 export async function thumbnailOf(photo: { data: Uint8Array; sha256: string }): Promise<Thumbnail | null> {
   const hit = kept.get(photo.sha256)
   if (hit) {
@@ -35,9 +63,10 @@ export async function thumbnailOf(photo: { data: Uint8Array; sha256: string }): 
   }
   const made = queue.then(async () => {
     const meta = await new Bun.Image(photo.data).metadata()
-    // A JPEG is shrunk while it is decoded (a 48 MP photo costs a few MB); a PNG or WebP is
-    // decoded whole, four bytes a pixel: past this size it is shown as it is rather than decoded.
-    if (meta.format !== 'jpeg' && meta.width * meta.height > MAX_DECODED_PIXELS) return null
+    // A baseline JPEG is shrunk while it is decoded; a PNG, WebP or progressive JPEG is decoded
+    // whole: past this size it gets the stand-in rather than being decoded.
+    const shrunkWhileDecoded = meta.format === 'jpeg' && !isProgressiveJpeg(photo.data)
+    if (!shrunkWhileDecoded && meta.width * meta.height > MAX_DECODED_PIXELS) return null
     const image = new Bun.Image(photo.data, { maxPixels: 100_000_000 }).resize(THUMB_BOX, THUMB_BOX, { fit: 'inside', withoutEnlargement: true })
     // WebP keeps a PNG's or WebP's transparency (JPEG has none: what lies under it would show).
     return meta.format === 'jpeg'
@@ -62,5 +91,6 @@ export async function thumbnailResponse(request: Request, photo: { data: Uint8Ar
   const tag = `${photo.sha256}.thumb`
   if (alreadyHas(request, tag)) return privateImage(request, new Uint8Array(), 'image/jpeg', tag)
   const thumb = await thumbnailOf(photo)
-  return thumb ? privateImage(request, thumb.data, thumb.type, tag) : privateImage(request, photo.data, photo.contentType, photo.sha256)
+  const shown = thumb ?? STAND_IN
+  return privateImage(request, shown.data, shown.type, tag)
 }
