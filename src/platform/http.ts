@@ -112,6 +112,18 @@ function formPageOf(request: Request, url: URL): string | null {
   }
 }
 
+/**
+ * The path of a request no route matched, as the logs may show it: a segment shaped like a
+ * tracking or driver link's token (`/t/{token}/foo`, a wrong method on `/d/{token}`) is written
+ * `:token`, as a matched route's pattern would be. Links must never reach the log.
+ */
+export function loggedPath(url: string): string {
+  const token = (segment: string) => {
+    try { return /^[0-9A-Za-z]{24}$/.test(decodeURIComponent(segment)) } catch { return false }
+  }
+  return new URL(url).pathname.split('/').map((segment) => (token(segment) ? ':token' : segment)).join('/')
+}
+
 /** How an unmatched request is answered: JSON under /api/, a page elsewhere. */
 const answersByPath = (pathname: string): Answers => (pathname.startsWith('/api/') ? 'json' : 'html')
 
@@ -216,7 +228,7 @@ export function httpPlugin(deps: {
   }
   const logError = (request: Request, route: string | undefined, err: unknown, message: string) => {
     const info = requestInfo(request)
-    deps.logger.error({ err, request_id: info.requestId, method: request.method, route: info.route ?? route ?? new URL(request.url).pathname }, message)
+    deps.logger.error({ err, request_id: info.requestId, method: request.method, route: info.route ?? route ?? loggedPath(request.url) }, message)
   }
   return new Elysia({ name: 'towline.http' })
     .onParse({ as: 'global' }, ({ request, route }) => readDeclaredBody(request, beforeBody(request, route).accepts))
@@ -354,7 +366,7 @@ export function createFetchHandler(
     const info = requestInfo(request)
     const answers = info.props?.answers ?? answersByPath(new URL(request.url).pathname)
     if (err instanceof AppError) return renderFor(answers, err, request)
-    deps.logger.error({ err, request_id: info.requestId, method: request.method, route: info.route ?? new URL(request.url).pathname }, 'handler threw outside Elysia')
+    deps.logger.error({ err, request_id: info.requestId, method: request.method, route: info.route ?? loggedPath(request.url) }, 'handler threw outside Elysia')
     return renderFor(answers, new AppError('internal_error', INTERNAL_MESSAGE), request)
   }
   /** Adds what every response carries and writes the access-log line. */
@@ -372,7 +384,7 @@ export function createFetchHandler(
     if (accessLog.enabled()) accessLog({
       request_id: requestId,
       method: request.method,
-      route: info.route ?? new URL(request.url).pathname,
+      route: info.route ?? loggedPath(request.url),
       status: response.status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       key_id: info.keyId,
