@@ -407,6 +407,35 @@ describe('fairness', () => {
   })
 })
 
+describe('fairness within an account', () => {
+  test("an account's endpoints at a black hole do not hold up its endpoint that answers: it gets its events before they are through their first attempts", async () => {
+    api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
+    const open = new Set<unknown>()
+    const hole = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { open(s) { open.add(s) }, close(s) { open.delete(s) }, data() {} } })
+    try {
+      const a = api.key('all')
+      const holes: string[] = []
+      for (let i = 0; i < 4; i++) holes.push((await endpoint(a, `/hole-${i}`, `https://127.0.0.1:${hole.port}`)).id)
+      // Made after the holes, so its events are the newest due: oldest-due-first alone would serve it last.
+      await endpoint(a, '/answers')
+      const jobs = 12
+      for (let i = 0; i < jobs; i++) expect((await newJob(a)).status).toBe(201)
+      const s = scheduler({ global: 4, perAccount: 4, send: { timeoutMs: 200, allowPrivate: true, tls: { ca: ca.ca } } })
+      s.start()
+      await until(() => at('/answers').length === jobs, 20_000)
+      // Four dead endpoints with twelve deliveries each: before, every slot stayed with them until
+      // all 48 had been tried once. Now the live one had its twelve after a handful of them.
+      const tried = (api.db.$client.query(`SELECT count(*) AS n FROM webhook_attempts WHERE endpoint_id IN (${holes.map(() => '?').join(', ')})`).get(...holes) as { n: number }).n
+      expect(tried).toBeLessThan(holes.length * jobs / 2)
+      // And the dead ones are still being tried, within their share.
+      await until(() => (api.db.$client.query(`SELECT count(*) AS n FROM webhook_attempts WHERE endpoint_id IN (${holes.map(() => '?').join(', ')})`).get(...holes) as { n: number }).n > tried)
+    } finally {
+      for (const s of schedulers.splice(0)) await s.stop(0)
+      hole.stop(true)
+    }
+  }, 30_000)
+})
+
 describe('rotating the signing secret', () => {
   test('every secret rotated out keeps signing for its own 24 hours, a second rotation within them included', async () => {
     api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' }, { webhookSend: { tls: { ca: ca.ca } } })

@@ -61,7 +61,7 @@ export const DUE_ENDPOINTS_SQL = `SELECT e.* FROM webhook_endpoints e
     WHERE e.status = 'active' AND e.deleted_at IS NULL AND e.next_due_at IS NOT NULL AND e.next_due_at <= ?1
       AND e.account_id NOT IN (SELECT value FROM json_each(?2))
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries y WHERE y.endpoint_id = e.id AND y.status = 'sending' AND y.next_attempt_at > ?1)
-    ORDER BY e.next_due_at LIMIT ?3`
+    ORDER BY e.consecutive_failures > 0, e.next_due_at LIMIT ?3`
 
 /** Events read from the log per lane refill at most, LANE_BATCH at a time (those an endpoint does not take are skipped by its cursor). */
 const EVENTS_READ = 256
@@ -91,7 +91,9 @@ const LANE_IDLE_MS = 1_000
  *   (the streak that pauses an endpoint counts every attempt), and its unsent deliveries go back.
  * - Slots are shared fairly: at most `global` busy lanes, at most `perAccount` for one account,
  *   and free slots go round the accounts that wait, so one tenant's black-holed endpoints never
- *   hold up another's deliveries.
+ *   hold up another's deliveries. Within an account, endpoints that answer come first: one whose
+ *   last attempt failed is not refilled in place (its lane closes after the failure) and gets at
+ *   most half the account's lanes, so 48 dead endpoints never hold up the account's live one.
  * - A lease left by a crash runs out and the delivery is taken again (same id: at least once);
  *   a restart on the same machine takes back a dead predecessor's leases at once.
  * - Nothing thrown in a timer escapes (Bun would exit): a failed turn is logged, its results
@@ -152,6 +154,8 @@ export class DeliveryScheduler {
 
   private get global() { return this.deps.global ?? 64 }
   private get accountCap() { return Math.min(this.deps.perAccount ?? 48, this.global) }
+  /** Lanes one account may give to endpoints whose last attempt failed: half its share, the rest kept for those that answer. */
+  private get strugglingCap() { return Math.max(1, Math.floor(this.accountCap / 2)) }
   private get leaseMs() { return this.deps.leaseMs ?? this.deps.send.timeoutMs + 5_000 }
   private get owner() { return this.deps.owner ?? LEASE_OWNER }
 
@@ -412,13 +416,16 @@ export class DeliveryScheduler {
       }
       // Only an endpoint with something due is asked for more (its hint is read fresh).
       const live = !this.stopped && this.liveEndpoint(lane)
-      if (!lane.queue.length && live && lane.endpoint.nextDueAt !== null && lane.endpoint.nextDueAt <= now) {
+      // An endpoint that is failing is not refilled in place: its lane closes, and it waits its
+      // turn with the others, behind the endpoints that answer (see below).
+      const struggling = lane.endpoint.consecutiveFailures > 0
+      if (!lane.queue.length && live && !struggling && lane.endpoint.nextDueAt !== null && lane.endpoint.nextDueAt <= now) {
         if (!hold()) continue
         lane.queue = this.claimFor(lane.endpoint, now)
       }
       if (lane.queue.length) { lane.idleSince = null; continue }
       lane.idleSince ??= tick
-      if (!live || tick - lane.idleSince >= LANE_IDLE_MS) {
+      if (!live || struggling || tick - lane.idleSince >= LANE_IDLE_MS) {
         if (!hold()) continue
         this.lanes.delete(id)
         refreshEndpointDue(this.deps.db, id, now)
@@ -429,7 +436,11 @@ export class DeliveryScheduler {
     const free = this.global - working.length
     if (free <= 0) return false
     const perAccount = new Map<string, number>()
-    for (const lane of working) perAccount.set(lane.accountId, (perAccount.get(lane.accountId) ?? 0) + 1)
+    const failingOf = new Map<string, number>()
+    for (const lane of working) {
+      perAccount.set(lane.accountId, (perAccount.get(lane.accountId) ?? 0) + 1)
+      if (lane.endpoint.consecutiveFailures > 0) failingOf.set(lane.accountId, (failingOf.get(lane.accountId) ?? 0) + 1)
+    }
     const full = [...perAccount].filter(([, n]) => n >= this.accountCap).map(([a]) => a)
     const limit = free * 2 + 16
     const rows = this.dueEndpoints.all(now, JSON.stringify(full), limit)
@@ -446,6 +457,10 @@ export class DeliveryScheduler {
         const r = queue.shift()
         if (!r) continue
         progress = true
+        // Endpoints that answer come first (the query's order); failing ones get at most half the
+        // account's lanes: 48 endpoints that never answer do not hold up the one that does.
+        const failing = r.consecutive_failures > 0
+        if (failing && (failingOf.get(accountId) ?? 0) >= this.strugglingCap) continue
         const endpoint = toEndpointRow(r)
         // Nothing to send after all (a stale hint, events it does not take): claimFor set the hint right.
         const claimed = this.claimFor(endpoint, now)
@@ -457,6 +472,7 @@ export class DeliveryScheduler {
         }
         this.lanes.set(r.id, { endpoint, accountId, queue: claimed, current: null, seen: endpointsSeen(), failed: false, unrecorded: 0, idleSince: null })
         perAccount.set(accountId, (perAccount.get(accountId) ?? 0) + 1)
+        if (failing) failingOf.set(accountId, (failingOf.get(accountId) ?? 0) + 1)
         opened++
       }
     }
