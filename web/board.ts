@@ -4,6 +4,7 @@
  * columns, counts them, rings on a new job and marks it until it is opened. Without this script
  * the board still shows every job as of its loading.
  */
+import { politeAnnouncer } from './shared/announcer'
 import { openLive } from './shared/live'
 import type { MapView } from './shared/map-view'
 
@@ -66,15 +67,8 @@ function markUnopened() {
   }
 }
 
-/** Tells a screen reader a job arrived: a polite status of its own, apart from the connection's line. */
-const announcer = (() => {
-  const el = document.createElement('p')
-  el.className = 'visually-hidden'
-  el.setAttribute('role', 'status')
-  el.id = 'board-announce'
-  board?.after(el)
-  return el
-})()
+/** Tells a screen reader what changed on the board: jobs arriving, moving, leaving. */
+const announcer = politeAnnouncer('board-announce', (el) => board?.after(el))
 
 function ring() {
   if (!soundBox?.checked) return
@@ -91,10 +85,48 @@ function ring() {
   } catch {}
 }
 
-/** Puts a job's card where its status says (or takes it off the board), oldest first in each column. */
+/** Where the keyboard is on the board: the job whose card holds the focus, and which of its controls (a class-named selector). */
+function keyboardOnCard(): { id: string; selector: string | null } | null {
+  const el = document.activeElement
+  const card = el instanceof HTMLElement ? el.closest<HTMLElement>('[data-job-id]') : null
+  if (!el || !card) return null
+  const cls = el.classList[0]
+  return { id: card.dataset.jobId!, selector: el === card ? null : `${el.tagName.toLowerCase()}${cls ? `.${CSS.escape(cls)}` : ''}` }
+}
+
+/**
+ * Puts the keyboard back where it was after cards were redrawn: on the same control of the same
+ * job's card (in whatever column it now is); on the board itself when the job left it.
+ */
+function restoreKeyboard(was: { id: string; selector: string | null } | null): void {
+  if (!was || (document.activeElement && document.activeElement !== document.body)) return
+  const card = document.querySelector<HTMLElement>(`[data-job-id="${CSS.escape(was.id)}"]`)
+  const target = card ? (was.selector ? card.querySelector<HTMLElement>(was.selector) : null) ?? card.querySelector<HTMLElement>('a, button') ?? card : board
+  if (!target) return
+  if (target === board && !board.hasAttribute('tabindex')) board.tabIndex = -1
+  target.focus()
+}
+
+/** Says what changed on the board: several at once are said together, not one over another. */
+let lastSaid = { at: 0, parts: [] as string[] }
+function announce(part: string): void {
+  const now = Date.now()
+  lastSaid = now - lastSaid.at < 2_000 ? { at: now, parts: [...lastSaid.parts, part].slice(-4) } : { at: now, parts: [part] }
+  announcer.textContent = lastSaid.parts.join(' ')
+}
+
+/** The words of a column (its heading), for saying where a job went. */
+const columnName = (status: string) => document.querySelector(`[data-status="${CSS.escape(status)}"] h2`)?.textContent?.trim() ?? status.replace(/_/g, ' ')
+
+/** Puts a job's card where its status says (or takes it off the board), oldest first in each column; the keyboard stays on it. */
 function apply(m: JobMessage) {
   const id = m.event.job_id
-  document.querySelector(`[data-job-id="${CSS.escape(id)}"]`)?.remove()
+  const keyboard = keyboardOnCard()
+  const old = document.querySelector<HTMLElement>(`[data-job-id="${CSS.escape(id)}"]`)
+  const oldStatus = old?.closest<HTMLElement>('[data-status]')?.dataset.status
+  const name = m.job?.customer.name ?? old?.querySelector('.card-title')?.textContent?.trim() ?? 'A job'
+  old?.remove()
+  let nowStatus: string | undefined
   if (m.card && m.job) {
     const list = document.querySelector(`[data-status="${CSS.escape(m.job.status)}"] .cards`)
     if (list) {
@@ -105,6 +137,7 @@ function apply(m: JobMessage) {
       list.insertBefore(card, later ?? null)
       const age = card.querySelector('.card-age')
       if (age) age.textContent = ageText(m.job.created_at)
+      nowStatus = m.job.status
     }
   }
   if (m.event.type === 'job.created') {
@@ -112,25 +145,32 @@ function apply(m: JobMessage) {
     ids.add(id)
     saveUnopened(ids)
     ring()
-    if (m.job) announcer.textContent = `New job: ${m.job.customer.name}.`
-  }
+    if (m.job) announce(`New job: ${m.job.customer.name}.`)
+  } else if (old && !nowStatus) announce(`${name} left the board.`)
+  else if (old && nowStatus && nowStatus !== oldStatus) announce(`${name}: ${columnName(nowStatus)}.`)
   markUnopened()
   recount()
+  if (keyboard?.id === id) restoreKeyboard(keyboard)
 }
 
 async function resync() {
   const res = await fetch('/board/state', { headers: { accept: 'application/json' } })
   if (res.status === 401) { location.assign('/login?next=/board'); return }
   const state = (await res.json()) as { columns_html: string }
+  const keyboard = keyboardOnCard()
   if (board) board.innerHTML = state.columns_html
   markUnopened()
   refreshAges()
+  restoreKeyboard(keyboard)
 }
 
 /** True from the moment the page starts navigating away (a form posted, a link followed) until it is shown again. */
 let leaving = false
 window.addEventListener('beforeunload', () => { leaving = true })
 window.addEventListener('pageshow', () => { leaving = false })
+
+/** Whether the stream has been open since the page loaded. */
+let wasLive = false
 
 /** The stream, through the pages' shared wrapper (reconnects from the last event, one per tab). */
 function connect() {
@@ -143,7 +183,11 @@ function connect() {
       // stops here. Not when this page is already leaving (its own Sign out goes to /login itself).
       signed_out: () => { if (!leaving) location.assign('/login?next=/board') },
     },
-    onState: (state) => say(state === 'open' ? 'Live: changes appear as they happen.' : state === 'connecting' ? 'Connection lost: reconnecting…' : 'Not live.'),
+    onState: (state) => {
+      // The first connection is not a lost one.
+      say(state === 'open' ? 'Live: changes appear as they happen.' : state === 'connecting' ? (wasLive ? 'Connection lost: reconnecting…' : 'Connecting…') : 'Not live.')
+      if (state === 'open') wasLive = true
+    },
   })
 }
 

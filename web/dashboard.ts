@@ -11,12 +11,12 @@
  *   named event types to listen for (space-separated; unnamed events always arrive as type
  *   `message`). `[data-live-status]` elements show whether the page is live.
  */
-import { enhanceForm, focusRefusal, restoreTyped, toSignIn } from './shared/forms'
+import { enhanceForm, focusDone, focusRefusal, restoreTyped, toSignIn } from './shared/forms'
 import { openLive, type LiveState } from './shared/live'
 
 restoreTyped()
 for (const form of document.querySelectorAll<HTMLFormElement>('form')) enhanceForm(form, { keepTyped: true })
-focusRefusal()
+if (!focusRefusal()) focusDone()
 
 
 // Times are rendered in UTC (the server does not know the reader's zone); shown here in the browser's.

@@ -10,9 +10,10 @@
  *   order when the connection returns, each with its own idempotency key and the status it was
  *   pressed in (a replay never doubles, a stale one is refused).
  */
+import { politeAnnouncer } from './shared/announcer.ts'
 import { openLive } from './shared/live.ts'
 import { DRIVER_CACHE } from './shared/driver-cache.ts'
-import { focusRefusal } from './shared/forms.ts'
+import { focusDone, focusRefusal } from './shared/forms.ts'
 
 const root = document.getElementById('driver')
 const base = root?.dataset.base ?? ''
@@ -21,11 +22,44 @@ const SHARE_EVERY_MS = 10_000
 const QUEUE_KEY = `towline.driver.queue.${base}`
 const liveStatus = document.getElementById('live-status')
 
-const say = (words: string) => { if (liveStatus) liveStatus.textContent = words }
+// Said only when the words change: the same words written again would be announced again.
+const say = (words: string) => { if (liveStatus && liveStatus.textContent !== words) liveStatus.textContent = words }
+
+/** Tells a screen reader what changed on the job (a move, a note, a new destination): a polite status of its own. */
+const announcer = politeAnnouncer('driver-announce', (el) => root?.append(el))
+const tell = (words: string) => { announcer.textContent = words }
+
+/** Puts the keyboard on the first button of `box` when a redraw took it away from there. */
+function keepKeyboardIn(box: Element, hadIt: boolean): void {
+  if (!hadIt || (document.activeElement && document.activeElement !== document.body && document.activeElement.isConnected)) return
+  box.querySelector<HTMLElement>('button, input:not([type="hidden"]), a')?.focus()
+}
+
+/** The text of each part of the job's facts, by its heading: to say which parts a redraw changed. */
+function factParts(facts: Element): Map<string, { text: string; items: string[] }> {
+  const parts = new Map<string, { text: string; items: string[] }>()
+  for (const section of facts.querySelectorAll('section')) {
+    const heading = section.querySelector('h2')?.textContent?.trim() ?? ''
+    parts.set(heading, { text: section.textContent ?? '', items: [...section.querySelectorAll('li')].map((li) => li.textContent?.trim() ?? '') })
+  }
+  return parts
+}
+
+/** What a redraw of the facts changed, in words: a new note read out, other parts named. */
+function factsNews(before: Map<string, { text: string; items: string[] }>, after: Map<string, { text: string; items: string[] }>): string {
+  const news: string[] = []
+  for (const [heading, part] of after) {
+    const was = before.get(heading)
+    if (was && was.text === part.text) continue
+    const added = part.items.filter((item) => !was?.items.includes(item))
+    news.push(heading === 'Notes' && added.length ? `New note: ${added.join(' ')}` : `${heading} changed.`)
+  }
+  return news.join(' ')
+}
 const alertBox = () => document.getElementById('driver-alert')
 
 for (const el of document.querySelectorAll<HTMLElement>('[data-no-script]')) el.hidden = true
-focusRefusal()
+if (!focusRefusal()) focusDone()
 
 /** A status press kept on the phone until it can be sent: the form's action and fields (its key and expected status). */
 interface Queued { action: string; fields: [string, string][] }
@@ -44,25 +78,40 @@ async function refresh(): Promise<void> {
   const res = await fetch(`${base}/state`, { headers: { accept: 'application/json' }, cache: 'no-store' })
   if (res.status === 410 || res.status === 404) return location.reload()
   if (!res.ok) return
-  const state = await res.json() as { actions_html: string; facts_html: string; sharing: boolean; status: string }
-  // A note, a new destination, a corrected phone: the job's facts as they are now.
-  const facts = document.getElementById('driver-facts')
-  if (facts && facts.innerHTML !== state.facts_html) facts.innerHTML = state.facts_html
-  const live = document.getElementById('driver-live')
-  if (!live) return
-  const alert = alertBox()?.textContent ?? ''
-  const done = document.getElementById('driver-done')?.textContent ?? ''
-  const before = live.querySelector<HTMLElement>('#driver-status')?.dataset.status
-  live.innerHTML = state.actions_html
-  // Keep what the page was saying unless the job moved meanwhile.
-  if (before === state.status) {
-    const a = alertBox()
-    if (a && alert) a.textContent = alert
-    const d = document.getElementById('driver-done')
-    if (d && done) d.textContent = done
-  }
+  const state = await res.json() as { actions_key: string; actions_html: string; facts_html: string; sharing: boolean; status: string; status_label: string }
   sharing = state.sharing
-  enhanceForms()
+  const news: string[] = []
+  // A note, a new destination, a corrected phone: the job's facts as they are now, said in words.
+  const facts = document.getElementById('driver-facts')
+  if (facts && facts.innerHTML !== state.facts_html) {
+    const had = facts.contains(document.activeElement)
+    const before = factParts(facts)
+    facts.innerHTML = state.facts_html
+    news.push(factsNews(before, factParts(facts)))
+    keepKeyboardIn(facts, had)
+  }
+  // The status and buttons are redrawn only when they change (not for a note): a driver about to
+  // press the next step keeps their place, and nothing already said is said again.
+  const live = document.getElementById('driver-live')
+  if (live && live.dataset.actions !== state.actions_key) {
+    const had = live.contains(document.activeElement)
+    const alert = alertBox()?.textContent ?? ''
+    const done = document.getElementById('driver-done')?.textContent ?? ''
+    const before = live.querySelector<HTMLElement>('#driver-status')?.dataset.status
+    live.innerHTML = state.actions_html
+    live.dataset.actions = state.actions_key
+    // Keep what the page was saying unless the job moved meanwhile; a move is said.
+    if (before === state.status) {
+      const a = alertBox()
+      if (a && alert) a.textContent = alert
+      const d = document.getElementById('driver-done')
+      if (d && done) d.textContent = done
+    } else news.unshift(`Status: ${state.status_label}.`)
+    enhanceForms()
+    keepKeyboardIn(live, had)
+  }
+  const words = news.filter(Boolean).join(' ')
+  if (words) tell(words)
 }
 
 if (root && base) {
@@ -146,6 +195,7 @@ function showQueued(status: string): void {
   if (statusEl) { statusEl.textContent = labels[status] ?? status; statusEl.dataset.status = status }
   const box = document.querySelector('.driver-buttons')
   if (!box) return
+  const had = box.contains(document.activeElement)
   box.replaceChildren(...(road[status] ?? []).map((to) => {
     const form = document.createElement('form')
     form.method = 'post'
@@ -180,7 +230,11 @@ function showQueued(status: string): void {
     form.append(button)
     return form
   }))
+  // The buttons now lead on from the queued press; the keyboard stays among them, and the queued
+  // buttons no longer match what the server would draw (redrawn from /state once sent).
+  delete document.getElementById('driver-live')?.dataset.actions
   enhanceForms()
+  keepKeyboardIn(box, had)
 }
 
 /** Status buttons post through fetch; without a connection the press is queued (with its key and status) instead of lost. */

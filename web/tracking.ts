@@ -8,7 +8,7 @@
  * - times in the phone's zone, one submission per form at a time;
  * - a link that dies while the page is open (a new link was sent) says so and stops.
  */
-import { enhanceForm, focusRefusal } from './shared/forms'
+import { enhanceForm, focusDone, focusRefusal } from './shared/forms'
 import { openLive, type LiveState } from './shared/live'
 import type { MapView } from './shared/map-view'
 
@@ -67,7 +67,7 @@ function truckMap() {
   let wanted: TrackingState | null = null
   const place = () => {
     if (!view || !wanted?.truck) return
-    view.setPlace({ id: 'truck', lat: wanted.truck.lat, lng: wanted.truck.lng, name: wanted.unit?.name ?? 'Your truck' })
+    view.setPlace({ id: 'truck', lat: wanted.truck.lat, lng: wanted.truck.lng, name: wanted.unit?.name ?? 'Your truck', at: wanted.truck.recorded_at })
     // Where the truck is drawn, on the map's element (what a test, or a stylesheet, can read).
     if (el) el.dataset.truckAt = `${wanted.truck.lat},${wanted.truck.lng}`
     view.map.invalidateSize()
@@ -103,7 +103,18 @@ function truckMap() {
   }
 }
 
-focusRefusal()
+/** What the live part says that a customer should hear of when it changes: the notes and the expected time. */
+function liveFacts(live: Element): { notes: string[]; expected: string } {
+  const notes = [...live.querySelectorAll('.notes li > p:first-child')].map((p) => p.textContent?.trim() ?? '')
+  const expected = [...live.querySelectorAll('dt')].find((dt) => dt.textContent?.trim() === 'Expected')?.nextElementSibling?.textContent?.trim() ?? ''
+  return { notes: [...new Set(notes)], expected }
+}
+function liveNews(before: { notes: string[]; expected: string }, after: { notes: string[]; expected: string }): string {
+  const added = after.notes.filter((n) => !before.notes.includes(n))
+  return [added.length ? `New note: ${added.join(' ')}` : '', after.expected && after.expected !== before.expected ? `Expected: ${after.expected}.` : ''].filter(Boolean).join(' ')
+}
+
+if (!focusRefusal()) focusDone()
 
 if (root) {
   const path = root.dataset.path ?? location.pathname
@@ -144,9 +155,12 @@ if (root) {
       state: (data) => {
         const m = data as StateMessage
         if (!m?.state) return
+        let news = ''
         if (live && live.innerHTML !== m.live_html) {
+          const before = liveFacts(live)
           live.innerHTML = m.live_html
           localTimes(live)
+          news = liveNews(before, liveFacts(live))
         }
         const key = `${m.state.rating.open}:${m.state.rating.value ?? ''}`
         if (rating && rating.dataset.ratingKey !== key) {
@@ -158,7 +172,9 @@ if (root) {
         coming = truckComing(m.state.status)
         showMap(m.state)
         const heading = `Status: ${m.state.status_label}`
-        if (status && heading !== shownStatus) status.textContent = `Updated. ${heading}.`
+        // Said once: a new status, a note from the company, a new expected time.
+        const words = [heading !== shownStatus ? `${heading}.` : '', news].filter(Boolean).join(' ')
+        if (status && words) status.textContent = `Updated. ${words}`
         shownStatus = heading
       },
       gone: (data) => {

@@ -46,6 +46,11 @@ const LABELS = JSON.stringify(STATUS_LABELS)
 const hidden = (name: string, value: string) => html`<input${attrs({ type: 'hidden', name, value })}>`
 
 /** The part the live updates replace: the status, the alerts and the action buttons. */
+/** What the status part of the page offers, in a word: the same key, the same buttons (the page's script redraws them only when it changes). */
+export function driverActionsKey(d: DriverPageData): string {
+  return [d.job.status, d.acknowledged ? 'ack' : 'new', d.job.archivedAt === null ? 'open' : 'archived', ...d.moves].join(' ')
+}
+
 export function driverActions(d: DriverPageData, s: DriverPageState): Html {
   const status = d.job.status
   const keyed = (action: string) => html`${hidden('idempotency_key', `${s.formKey}.${action}`)}${hidden('expected_status', status)}`
@@ -103,7 +108,7 @@ export function driverPage(d: DriverPageData, s: DriverPageState): Html {
   const sigErr = (name: string) => html`<p class="field-error" id="f-${name}-error">${sig.errors[name] ?? ''}</p>`
   const body = html`<div class="driver" id="driver" data-base="${s.base}" data-position="${s.position}" data-sharing="${d.sharing ? 'yes' : 'no'}" data-road="${ROAD}" data-labels="${LABELS}">
 <h1>${d.unitName ? `Job for ${d.unitName}` : 'Your job'}</h1>
-<section class="driver-live" id="driver-live" aria-label="Status">${driverActions(d, s)}</section>
+<section class="driver-live" id="driver-live" aria-label="Status" data-actions="${driverActionsKey(d)}">${driverActions(d, s)}</section>
 <p class="live-status" role="status" id="live-status"></p>
 <div id="driver-facts">${driverFacts(d)}</div>
 <section aria-labelledby="h-photos"><h2 id="h-photos">Photos</h2>

@@ -24,7 +24,7 @@ import type { FieldProblem } from '../platform/validation'
 import { parsePositionReport, PositionError, recordUnitPosition } from '../units/record-position'
 import type { SessionPlugin } from '../users/session.plugin'
 import { readDriverPage, SHARING_STATUSES } from './driver.data'
-import { DRIVER_DONE, driverActions, driverFacts, driverPage, statusLabel, type DriverPageState } from './driver.page'
+import { DRIVER_DONE, driverActions, driverActionsKey, driverFacts, driverPage, statusLabel, type DriverPageState } from './driver.page'
 import { driverStream } from './driver-stream'
 import { heartbeatTicks, resumeFrom } from '../pages/sse'
 import { DRIVER_SERVICE_WORKER } from './service-worker'
@@ -119,7 +119,7 @@ export function driverRoutes(session: SessionPlugin, deps: RouteDeps) {
       const d = readDriverPage(link.ctx, link.job.id)
       return {
         position, status: d.job.status, status_label: statusLabel(d.job.status), acknowledged: d.acknowledged, moves: d.moves, sharing: d.sharing,
-        actions_html: driverActions(d, { base: link.base, formKey: randomBase62(24), position }).text,
+        actions_key: driverActionsKey(d), actions_html: driverActions(d, { base: link.base, formKey: randomBase62(24), position }).text,
         facts_html: driverFacts(d).text,
       }
     }, { answers: 'json', detail: { hide: true } })

@@ -8,7 +8,7 @@
 import { basename, join } from 'node:path'
 
 /** The entry points, relative to web/: each becomes `<name>.<hash>.js` (or `.css`). */
-export const WEB_ENTRIES = ['dashboard.ts', 'board.ts', 'job.ts', 'map.ts', 'driver.ts', 'tracking.ts', 'styles.css'] as const
+export const WEB_ENTRIES = ['dashboard.ts', 'board.ts', 'job.ts', 'map.ts', 'driver.ts', 'tracking.ts', 'sign-in.ts', 'styles.css'] as const
 
 /** Where the browser code is when running from source (or from the npm package). */
 export const WEB_DIR = join(import.meta.dir, '..', '..', 'web')

@@ -76,6 +76,8 @@ test('ten wrong passwords lock the email for 15 minutes, the right one included;
     await page.getByLabel('Password').fill(`wrong guess ${i}`)
     await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()])
     await page.waitForURL(`${base}/login`)
+    // The refusal takes the keyboard's focus: a screen reader reads it, Tab leads on to the form.
+    if (i === 0) await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'alert' && document.activeElement.textContent!.includes('do not match'))
   }
   await page.getByLabel('Email').fill('locked@example.com')
   await page.getByLabel('Password').fill('the right password')

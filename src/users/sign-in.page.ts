@@ -21,5 +21,5 @@ ${inputField(state, { name: 'email', label: 'Email', type: 'email', autocomplete
 ${inputField(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', required: true })}
 <button type="submit">Sign in</button>
 </form>`
-  return layout({ title: 'Sign in', body, scripts: [] }).text
+  return layout({ title: 'Sign in', body, scripts: ['sign-in.js'] }).text
 }

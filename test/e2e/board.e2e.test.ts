@@ -96,6 +96,41 @@ describe('the dispatch board in Chromium', () => {
     await page.context().close()
   }, 30_000)
 
+  test('the keyboard stays on a job\'s card when the job changes or moves column; a move is said, several new jobs at once are all said', async () => {
+    const page = await signIn(DISPATCHER)
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    const made = (await api('POST', '/jobs', { customer: { name: 'Focus Fran' }, pickup: { location: 'Exit 3' } })).body
+    await card(page, 'confirmed', made.id).waitFor({ timeout: 2000 })
+    await card(page, 'confirmed', made.id).getByRole('link', { name: 'Focus Fran' }).focus()
+    /** Waits until the job's card is drawn anew (the one the keyboard was on is gone), then says which job holds the focus and on what. */
+    const redrawn = async () => {
+      await page.evaluate((id) => { (document.querySelector(`[data-job-id="${id}"]`) as any).__old = true }, made.id)
+      return async () => {
+        await page.waitForFunction((id) => { const c = document.querySelector(`[data-job-id="${id}"]`) as any; return c && !c.__old }, made.id, { timeout: 3000 })
+        return page.evaluate(() => { const el = document.activeElement as HTMLElement; return { job: el.closest<HTMLElement>('[data-job-id]')?.dataset.jobId ?? null, column: el.closest<HTMLElement>('[data-status]')?.dataset.status ?? null, tag: el.tagName } })
+      }
+    }
+    // A note: the card is redrawn where it is; the keyboard is still on its link.
+    let after = await redrawn()
+    expect((await api('POST', `/jobs/${made.id}/notes`, { text: 'Gate code 1234' })).status).toBe(201)
+    expect(await after()).toEqual({ job: made.id, column: 'confirmed', tag: 'A' })
+    // Assigned: the card moves to Dispatched and the keyboard goes with it; the move is said.
+    const unit = cli(folder.bin, ['units', 'add', '--name', 'Truck 12'], { cwd: folder.dir }).stdout.trim()
+    after = await redrawn()
+    expect((await api('POST', `/jobs/${made.id}/assign`, { unit_id: unit })).status).toBe(200)
+    expect(await after()).toEqual({ job: made.id, column: 'dispatched', tag: 'A' })
+    await page.locator('#board-announce').filter({ hasText: 'Focus Fran: Dispatched.' }).waitFor({ timeout: 2000 })
+    // Three new jobs at once: one status names all three.
+    await Promise.all(['Burst Ann', 'Burst Ben', 'Burst Cy'].map((name) => api('POST', '/jobs', { customer: { name }, pickup: { location: 'Exit 5' } })))
+    await page.waitForFunction(() => ['Burst Ann', 'Burst Ben', 'Burst Cy'].every((n) => document.getElementById('board-announce')?.textContent?.includes(`New job: ${n}.`)), undefined, { timeout: 3000 })
+    // Cancelled: the card leaves the board, the keyboard goes to the board, and it is said.
+    expect((await api('PATCH', `/jobs/${made.id}`, { status: 'cancelled', cancel_reason: 'customer found a ride' })).status).toBe(200)
+    await page.locator(`[data-job-id="${made.id}"]`).waitFor({ state: 'detached', timeout: 2000 })
+    await page.locator('#board-announce').filter({ hasText: 'Focus Fran left the board.' }).waitFor({ timeout: 2000 })
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('board')
+    await page.context().close()
+  }, 30_000)
+
   test("units added and moved since the board opened reach its list and map without a reload (a position is not a job event: the board asks every 15 s)", async () => {
     const page = await signIn(OWNER)
     await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))

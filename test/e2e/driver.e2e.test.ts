@@ -195,11 +195,19 @@ describe('the driver page in Chromium', () => {
     expect((await api('PATCH', `/jobs/${id}`, { status: 'towing' })).status).toBe(200)
     await page.waitForFunction(() => document.getElementById('driver-status')?.textContent === 'Towing')
     expect(await page.getByRole('button', { name: 'Move to At destination' }).count()).toBe(1)
-    // A note and a new destination from the office reach the open page too.
+    // The move is said to a screen reader, once.
+    await page.locator('#driver-announce').filter({ hasText: 'Status: Towing.' }).waitFor({ timeout: 5000 })
+    // A note and a new destination from the office reach the open page too, said in words; a
+    // driver whose keyboard is on the next step keeps it there (the buttons are not redrawn).
+    await page.getByRole('button', { name: 'Move to At destination' }).focus()
     expect((await api('POST', `/jobs/${id}/notes`, { text: 'Gate code 4242, behind building B' })).status).toBe(201)
-    expect((await api('PATCH', `/jobs/${id}`, { destination: '99 Yard Rd' })).status).toBe(200)
     await page.locator('#driver-notes', { hasText: 'Gate code 4242, behind building B' }).waitFor({ timeout: 5000 })
+    await page.locator('#driver-announce').filter({ hasText: 'New note: Internal: Gate code 4242, behind building B' }).waitFor({ timeout: 5000 })
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Move to At destination')
+    expect((await api('PATCH', `/jobs/${id}`, { destination: '99 Yard Rd' })).status).toBe(200)
     await page.locator('#driver-facts', { hasText: '99 Yard Rd' }).waitFor({ timeout: 5000 })
+    await page.locator('#driver-announce').filter({ hasText: 'Destination changed.' }).waitFor({ timeout: 5000 })
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Move to At destination')
     await expectAccessible(page)
     await context.close()
   }, 60_000)

@@ -110,6 +110,13 @@ describe('the tracking page in Chromium, at a phone\'s size', () => {
     // The truck moves (no job event): the open page reads the state again within 15 s and moves its marker.
     await ping(45.56, -122.60)
     await page.locator('#truck-map [data-map][data-truck-at="45.56,-122.6"]').waitFor({ timeout: 20_000 })
+    // The list beside the map (what a screen reader reads) moved with the marker.
+    expect(await page.locator('#truck-map .map-places [data-place-id="truck"]').innerText()).toMatch(/^Flatbed 9 \(45\.56000, -122\.60000, at .+\)$/)
+    // A note for the customer and a new expected time are said, not only drawn.
+    expect((await api('POST', `/jobs/${job.id}/notes`, { text: 'Driver is 10 minutes away', customer_visible: true })).status).toBe(201)
+    await page.locator('#live-status').filter({ hasText: 'New note: Driver is 10 minutes away' }).waitFor({ timeout: 5000 })
+    expect((await api('PATCH', `/jobs/${job.id}`, { eta_at: new Date(Date.now() + 20 * 60_000).toISOString() })).status).toBe(200)
+    await page.locator('#live-status').filter({ hasText: 'Expected:' }).waitFor({ timeout: 5000 })
     await expectAccessible(page)
     expect((await api('PATCH', `/jobs/${job.id}`, { status: 'on_scene' })).status).toBe(200)
     await page.locator('[aria-current="step"]', { hasText: 'On scene' }).waitFor({ timeout: 5000 })

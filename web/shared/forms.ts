@@ -237,9 +237,25 @@ export function enhanceForm(form: HTMLFormElement, opts: EnhanceOptions = {}): v
  * in) takes the keyboard's focus to that alert, so a screen reader reads it and the next Tab
  * leads on from the form that was refused, instead of starting again at the top of the page.
  */
-export function focusRefusal(): void {
+export function focusRefusal(): boolean {
   const alert = [...document.querySelectorAll<HTMLElement>('[role="alert"]')].find((el) => (el.textContent ?? '').trim() !== '' && !el.hidden)
-  if (!alert) return
+  if (!alert) return false
   if (!alert.hasAttribute('tabindex')) alert.tabIndex = -1
   alert.focus()
+  return true
+}
+
+/**
+ * A page that comes back after a form was done (`?done=` in its address: "Note added.", "Status
+ * changed.") takes the keyboard's focus to the words saying so, unless a refusal took it: the
+ * message was in the page from the start, so a screen reader would not announce it, and the
+ * keyboard would start again at the top of the page.
+ */
+export function focusDone(): void {
+  if (!new URLSearchParams(location.search).has('done')) return
+  if (document.activeElement && document.activeElement !== document.body) return
+  const done = [...document.querySelectorAll<HTMLElement>('.page-done[role="status"], .form-done[role="status"]')].find((el) => (el.textContent ?? '').trim() !== '' && !el.hidden)
+  if (!done) return
+  if (!done.hasAttribute('tabindex')) done.tabIndex = -1
+  done.focus()
 }

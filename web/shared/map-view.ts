@@ -23,12 +23,13 @@ import 'leaflet/dist/leaflet.css'
 L.Icon.Default.imagePath = ''
 L.Icon.Default.mergeOptions({ iconUrl, iconRetinaUrl, shadowUrl })
 
-/** A place on the map. */
+/** A place on the map; `at`, when known, is the time of the position (ISO 8601). */
 export interface Place {
   id: string
   lat: number
   lng: number
   name: string
+  at?: string
 }
 
 /** A mounted map. */
@@ -75,9 +76,29 @@ export function mountMap(el: HTMLElement): MapView {
     el.classList.add('map-no-tiles')
   }
   const markers = new Map<string, L.Marker>()
+  const list = el.querySelector<HTMLElement>('.map-places')
+  /** The place's line in the list beside the map (what screen readers and no-script browsers read), kept as the marker is. */
+  const listLine = (place: Place) => {
+    if (!list) return
+    let li = [...list.querySelectorAll<HTMLElement>('[data-place-id]')].find((x) => x.dataset.placeId === place.id)
+    if (!li) {
+      li = document.createElement('li')
+      li.dataset.placeId = place.id
+      list.append(li)
+    }
+    if (li.dataset.lat === String(place.lat) && li.dataset.lng === String(place.lng) && li.dataset.name === place.name) return
+    Object.assign(li.dataset, { lat: String(place.lat), lng: String(place.lng), name: place.name })
+    const where = document.createElement('span')
+    where.className = 'muted'
+    const at = place.at ? new Date(place.at) : null
+    const time = at && Number.isFinite(at.getTime()) ? `, at ${at.toLocaleTimeString(undefined, { hour: 'numeric', minute: '2-digit' })}` : ''
+    where.textContent = `(${place.lat.toFixed(5)}, ${place.lng.toFixed(5)}${time})`
+    li.replaceChildren(`${place.name} `, where)
+  }
   const view: MapView = {
     map,
     setPlace(place) {
+      listLine(place)
       const at = L.latLng(place.lat, place.lng)
       let marker = markers.get(place.id)
       if (!marker) {
@@ -91,6 +112,7 @@ export function mountMap(el: HTMLElement): MapView {
       }
     },
     removePlace(id) {
+      for (const li of list?.querySelectorAll<HTMLElement>('[data-place-id]') ?? []) if (li.dataset.placeId === id) li.remove()
       markers.get(id)?.remove()
       markers.delete(id)
     },
