@@ -149,6 +149,22 @@ describe('the tracking page in Chromium, at a phone\'s size', () => {
     await page.getByRole('button', { name: 'Send', exact: true }).click()
     await page.locator('#f-message-error', { hasText: 'Write a message first.' }).waitFor()
     await expectAccessible(page)
+
+    // The box holds as many characters as the service takes (1,000), emoji included: the
+    // browser's maxlength counts an emoji twice, the page makes room for it.
+    const message = page.getByLabel('Message', { exact: true })
+    await message.fill('')
+    await message.focus()
+    await page.keyboard.insertText('😀'.repeat(700))
+    await page.keyboard.insertText('🚗'.repeat(400))
+    expect([...(await message.inputValue())].length).toBe(1000)
+    await page.getByRole('button', { name: 'Send', exact: true }).click()
+    await page.waitForURL(/\?done=message$/)
+    expect([...(await lastEvent(job.id)).detail.text].length).toBe(1000)
+    // Plain letters stop at 1,000 as before.
+    await page.getByLabel('Message', { exact: true }).focus()
+    await page.keyboard.insertText('a'.repeat(1005))
+    expect((await page.getByLabel('Message', { exact: true }).inputValue()).length).toBe(1000)
     await context.close()
   }, 60_000)
 

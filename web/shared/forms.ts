@@ -188,10 +188,44 @@ export interface EnhanceOptions {
 
 const NO_CONNECTION = 'No connection: nothing was sent. What you typed is kept; send it again when the connection is back.'
 
+/**
+ * A field's `maxlength` counts UTF-16 units in browsers, the server counts characters: an emoji
+ * is two units and one character, so a 1,000-character message held only 500 emoji. While the
+ * field is typed in (or pasted into), its maxlength is the limit plus the characters that take
+ * two units.
+ */
+function countCharacters(form: HTMLFormElement): void {
+  for (const field of form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[maxlength], textarea[maxlength]')) {
+    const limit = Number(field.dataset.maxChars ?? field.maxLength)
+    if (!(limit > 0)) continue
+    field.dataset.maxChars = String(limit)
+    const astral = (text: string) => {
+      let n = 0
+      for (const ch of text) if (ch.length === 2) n++
+      return n
+    }
+    // Before text goes in (typed, pasted, dropped): room for as many of its characters as the
+    // limit leaves, in the units they take (the browser cuts what goes over). After: what is there.
+    field.addEventListener('beforeinput', (event) => {
+      const e = event as InputEvent
+      let start = field.value.length
+      let end = start
+      try { start = field.selectionStart ?? start; end = field.selectionEnd ?? start } catch { /* email and number fields have no selection */ }
+      const kept = field.value.slice(0, start) + field.value.slice(end)
+      const room = Math.max(0, limit - [...kept].length)
+      const incoming = [...(e.data ?? e.dataTransfer?.getData('text/plain') ?? '')].slice(0, room).join('')
+      field.maxLength = kept.length + incoming.length
+    })
+    field.addEventListener('input', () => { field.maxLength = limit + astral(field.value) })
+    field.maxLength = limit + astral(field.value)
+  }
+}
+
 /** Enhances a server-rendered form (see the top of this file); safe to call once per form. */
 export function enhanceForm(form: HTMLFormElement, opts: EnhanceOptions = {}): void {
   if (form.dataset.enhanced !== undefined) return
   form.dataset.enhanced = ''
+  countCharacters(form)
   const busy = (on: boolean) => {
     if (on) form.setAttribute('aria-busy', 'true')
     else form.removeAttribute('aria-busy')
