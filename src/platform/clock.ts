@@ -25,6 +25,21 @@ let dayPrefix = ''
  */
 export function iso(ms: number | null | undefined): string | null {
   if (!isRenderableTime(ms)) return null
+  // The same times are shown again and again (a job read by every poll): each is formatted
+  // once, and the string kept is flat after its first JSON.stringify (a fresh one is a rope).
+  const known = formatted.get(ms)
+  if (known !== undefined) return known
+  const text = format(ms)
+  if (formatted.size >= FORMATTED_KEPT) formatted.clear()
+  formatted.set(ms, text)
+  return text
+}
+
+/** Times formatted lately (a job has about twenty; a page of jobs, a few hundred). */
+const formatted = new Map<number, string>()
+const FORMATTED_KEPT = 50_000
+
+function format(ms: number): string {
   const t = Math.trunc(ms)
   let into = t - dayStart
   if (!(into >= 0 && into < DAY_MS)) {
