@@ -21,7 +21,7 @@ beforeAll(async () => {
   server = Bun.serve({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: MAX_REQUEST_BODY_BYTES, fetch: (req) => api.raw(req) })
   base = `http://localhost:${server.port}`
   api = startTestApi({ TOWLINE_PUBLIC_URL: base, TOWLINE_TILE_URL: '' })
-  for (const email of ['idle@example.com', 'busy@example.com', 'locked@example.com', 'typing@example.com']) {
+  for (const email of ['idle@example.com', 'busy@example.com', 'locked@example.com', 'typing@example.com', 'other@example.com']) {
     await createUser(api.contexts.forOperator(api.accountId), { email, role: 'dispatcher', password: 'the right password' })
   }
   browser = await launchChromium()
@@ -97,9 +97,9 @@ test('what was typed survives the session ending: the form sent goes through sig
   const key = api.key('all')
   const job = await (await api.request('POST', '/api/v1/jobs', { key, body: { customer: { name: 'Ann Lee' }, pickup: { location: 'I-5 N' } } })).json() as { id: string }
   const page = await signIn('typing@example.com')
-  const signInAgain = async (next: string) => {
+  const signInAgain = async (next: string, email = 'typing@example.com') => {
     await page.waitForURL(`${base}/login?next=${encodeURIComponent(next)}`)
-    await page.getByLabel('Email').fill('typing@example.com')
+    await page.getByLabel('Email').fill(email)
     await page.getByLabel('Password').fill('the right password')
     await page.getByRole('button', { name: 'Sign in' }).click()
     await page.waitForURL(`${base}${next}`)
@@ -137,5 +137,14 @@ test('what was typed survives the session ending: the form sent goes through sig
   await page.waitForURL(/\/jobs\/job_[0-9A-Z]{26}\?done=created$/)
   const made = (await (await api.request('GET', `/api/v1/jobs/${new URL(page.url()).pathname.split('/')[2]}`, { key })).json()) as any
   expect([made.customer.name, made.pickup.location]).toEqual(['Bo Tran', 'SE Division St and 82nd'])
+
+  // Someone else signing in on the same tab gets none of it.
+  await page.goto(`${base}/jobs/${job.id}`)
+  await page.getByLabel('Note', { exact: true }).fill('Not for the next person')
+  api.clock.advance(12 * HOUR + 60_000)
+  await page.getByRole('button', { name: 'Add note' }).click()
+  await signInAgain(`/jobs/${job.id}`, 'other@example.com')
+  expect(await page.getByLabel('Note', { exact: true }).inputValue()).toBe('')
+  expect(await page.getByRole('status').filter({ hasText: 'Signed in again' }).count()).toBe(0)
   await page.context().close()
 }, 60_000)

@@ -111,7 +111,10 @@ const TYPED_KEPT_MS = 30 * 60_000
 /** Fields whose value is put back: what a person types or picks, never secrets, files or the form's own hidden fields. */
 const KEPT_INPUTS = new Set(['text', 'email', 'tel', 'number', 'search', 'url', 'date', 'time', 'datetime-local'])
 
-interface Typed { path: string; at: number; forms: { action: string; fields: [string, string][] }[] }
+interface Typed { path: string; user: string; at: number; forms: { action: string; fields: [string, string][] }[] }
+
+/** Who is signed in, as the dashboard's header names them: what was typed goes back only to the one who typed it. */
+const signedInAs = () => document.querySelector('.site-user span')?.textContent?.trim() ?? ''
 
 /** The fields of a form that hold something other than what the page was drawn with: name and value, in order. */
 function changedFields(form: HTMLFormElement): [string, string][] {
@@ -126,7 +129,7 @@ function changedFields(form: HTMLFormElement): [string, string][] {
 
 /** Keeps what was typed in these forms for the way through the sign-in page (see the top of this file). */
 export function keepTyped(forms: Iterable<HTMLFormElement>): void {
-  const kept: Typed = { path: location.pathname, at: Date.now(), forms: [] }
+  const kept: Typed = { path: location.pathname, user: signedInAs(), at: Date.now(), forms: [] }
   for (const form of forms) {
     const fields = changedFields(form)
     if (fields.length) kept.forms.push({ action: new URL(form.action, location.href).pathname, fields })
@@ -155,7 +158,8 @@ export function restoreTyped(): boolean {
     sessionStorage.removeItem(TYPED_KEY)
   } catch {}
   const cameFrom = document.referrer ? new URL(document.referrer).pathname : ''
-  if (!kept || kept.path !== location.pathname || cameFrom !== '/login' || !(Date.now() - kept.at < TYPED_KEPT_MS)) return false
+  // Only to the page it was typed on, for the same person, straight after signing in, and not long after.
+  if (!kept || kept.path !== location.pathname || kept.user !== signedInAs() || !kept.user || cameFrom !== '/login' || !(Date.now() - kept.at < TYPED_KEPT_MS)) return false
   let restored = false
   for (const { action, fields } of kept.forms) {
     const form = [...document.forms].find((f) => new URL(f.action, location.href).pathname === action)
@@ -208,12 +212,15 @@ function countCharacters(form: HTMLFormElement): void {
     // limit leaves, in the units they take (the browser cuts what goes over). After: what is there.
     field.addEventListener('beforeinput', (event) => {
       const e = event as InputEvent
+      const text = e.data ?? e.dataTransfer?.getData('text/plain')
+      // Nothing said of what comes (a deletion, an undo): left as it is.
+      if (text === undefined || text === null) return
       let start = field.value.length
       let end = start
       try { start = field.selectionStart ?? start; end = field.selectionEnd ?? start } catch { /* email and number fields have no selection */ }
       const kept = field.value.slice(0, start) + field.value.slice(end)
       const room = Math.max(0, limit - [...kept].length)
-      const incoming = [...(e.data ?? e.dataTransfer?.getData('text/plain') ?? '')].slice(0, room).join('')
+      const incoming = [...text].slice(0, room).join('')
       field.maxLength = kept.length + incoming.length
     })
     field.addEventListener('input', () => { field.maxLength = limit + astral(field.value) })
