@@ -59,6 +59,12 @@ function factsNews(before: Map<string, { text: string; items: string[] }>, after
 const alertBox = () => document.getElementById('driver-alert')
 
 for (const el of document.querySelectorAll<HTMLElement>('[data-no-script]')) el.hidden = true
+
+// Photo and signature times in the phone's zone (the server writes them in UTC).
+const CLOCK = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' })
+const local = (iso: string | undefined) => { const at = Date.parse(iso ?? ''); return Number.isFinite(at) ? CLOCK.format(at) : null }
+for (const el of document.querySelectorAll<HTMLTimeElement>('time[data-local][datetime]')) el.textContent = local(el.dateTime) ?? el.textContent
+for (const img of document.querySelectorAll<HTMLImageElement>('img[data-added]')) { const at = local(img.dataset.added); if (at) img.alt = `Photo added ${at}` }
 if (!focusRefusal()) focusDone()
 
 /** A status press kept on the phone until it can be sent: the form's action and fields (its key and expected status). */

@@ -73,8 +73,9 @@ export function driverActions(d: DriverPageData, s: DriverPageState): Html {
 
 /** The photos and signatures kept for this job (each links to the full image, served to this link). */
 function gallery(d: DriverPageData, s: DriverPageState): Html {
-  const photos = d.photos.map((p) => html`<li><a href="${s.base}/photos/${p.id}"><img src="${s.base}/photos/${p.id}/thumb" alt="Photo added ${p.created_at.slice(11, 16)} UTC" width="96" height="96" loading="lazy"></a></li>`)
-  const sigs = d.signatures.map((g) => html`<li><a href="${s.base}/signatures/${g.id}">Signature of ${g.signer_name}</a> (${g.created_at.slice(11, 16)} UTC)</li>`)
+  // Times in UTC as the server knows them; the page's script says them in the phone's zone.
+  const photos = d.photos.map((p) => html`<li><a href="${s.base}/photos/${p.id}"><img src="${s.base}/photos/${p.id}/thumb" alt="Photo added ${p.created_at.slice(11, 16)} UTC" data-added="${p.created_at}" width="96" height="96" loading="lazy"></a></li>`)
+  const sigs = d.signatures.map((g) => html`<li><a href="${s.base}/signatures/${g.id}">Signature of ${g.signer_name}</a> (<time datetime="${g.created_at}" data-local>${g.created_at.slice(11, 16)} UTC</time>)</li>`)
   return html`${photos.length ? html`<ul class="photo-list" id="photo-list">${photos}</ul>` : html`<p id="photo-list">No photos yet.</p>`}
 ${sigs.length ? html`<ul id="signature-list">${sigs}</ul>` : ''}`
 }

@@ -177,6 +177,8 @@ describe('the driver page in Chromium', () => {
     const stored = new Uint8Array(await (await context.request.get(`${link}/photos/${photo.detail.photo_id}`)).body())
     expect(stored.length).toBe(photo.detail.bytes)
     expect(jpegSize(stored)).toEqual({ width: 1600, height: 1200 })
+    // Its time is said in the phone's zone, not UTC.
+    expect(await page.locator('#photo-list img').first().getAttribute('alt')).toMatch(/^Photo added \d{1,2}:\d{2}( ?[AP]M)?$/)
 
     // A signature drawn with the pointer, and the signer's name.
     // pages.md's <canvas aria-label="Signature">: the one element of the page labelled so.
