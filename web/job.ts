@@ -8,13 +8,17 @@
  */
 import { toSignIn } from './shared/forms'
 
-interface JobMessage { event: { job_id: string; type: string; sequence: number; actor: string }; job: { status: string } | null }
+interface JobMessage { event: { job_id: string; type: string; sequence: number; actor: string; detail?: Record<string, unknown> }; job: { status: string } | null }
 
 const head = document.querySelector<HTMLElement>('.job-head[data-job-id]')
 const notice = document.getElementById('job-changed')
 const jobId = head?.dataset.jobId ?? ''
 const version = Number(head?.dataset.version ?? '0')
 const labels = JSON.parse(head?.dataset.labels ?? '{}') as Record<string, string>
+/** The users, keys and units of the account by id, as the timeline names them. */
+const names = JSON.parse(head?.dataset.names ?? '{}') as Record<string, string>
+/** Changes seen since the page was loaded. */
+let changes = 0
 
 try {
   const key = 'towline.board.new'
@@ -42,5 +46,9 @@ document.addEventListener('towline:live', (e) => {
   if (type !== 'job' || m?.event?.job_id !== jobId || m.event.sequence <= version) return
   const status = m.job?.status
   const now = status && status !== head?.dataset.status ? ` It is now ${labels[status] ?? status}.` : ''
-  changed(`This job was changed by ${m.event.actor} (${m.event.type.replace(/^job\./, '').replace(/_/g, ' ')}) since the page was loaded.${now}`)
+  const by = [m.event.detail?.user_id, m.event.detail?.key_id, m.event.detail?.unit_id].map((id) => (typeof id === 'string' ? names[id] : undefined)).find(Boolean)
+  const what = m.event.type.replace(/^job\./, '').replace(/_/g, ' ')
+  changes++
+  // Each change says something new (a second note is not the first said again).
+  changed(`This job was changed ${changes === 1 ? '' : `${changes} times `}since the page was loaded, last by ${m.event.actor}${by ? ` (${by})` : ''}: ${what}.${now}`)
 })

@@ -305,7 +305,7 @@ ${loose.length ? html`<h3>Other texts</h3><ul class="texts">${loose.map(textItem
 export function jobPageBody(d: JobPageData, s: JobPageState, livePosition: number): Html {
   const { job } = d
   const title = job.external_ref ? `${job.customer.name} · ${job.external_ref}` : job.customer.name
-  return html`<div class="job-head" data-job-id="${job.id}" data-status="${job.status}" data-version="${String(d.version)}" data-labels="${JSON.stringify(STATUS_LABELS)}">
+  return html`<div class="job-head" data-job-id="${job.id}" data-status="${job.status}" data-version="${String(d.version)}" data-labels="${JSON.stringify(STATUS_LABELS)}" data-names="${JSON.stringify(Object.fromEntries(d.names))}">
 <p class="breadcrumb"><a href="/board">Board</a> / <a href="/jobs">Jobs</a></p>
 <h1>${title}</h1>
 <p class="job-status-line"><span class="status-badge" data-status="${job.status}">${label(job.status)}</span>${job.archived ? html` <span class="status-badge">Archived</span>` : ''} <span class="meta">${job.id}</span></p>

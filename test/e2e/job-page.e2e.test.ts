@@ -169,6 +169,10 @@ describe('the job page in Chromium', () => {
     expect((await api('PATCH', `/jobs/${id}`, { status: 'cancelled', cancel_reason: 'Duplicate call' })).status).toBe(200)
     // The open page hears of it (a notice, not a reload: the dispatcher may be typing).
     await page.locator('#job-changed').filter({ hasText: 'It is now Cancelled' }).waitFor({ timeout: 2000 })
+    // Who did it, by the key's name as the timeline says it; a second change is said as a second one.
+    expect(await page.locator('#job-changed').innerText()).toMatch(/^This job was changed since the page was loaded, last by system \(key [^)]+\): status changed\. It is now Cancelled\./)
+    expect((await api('POST', `/jobs/${id}/notes`, { text: 'Caller rang back' })).status).toBe(201)
+    await page.locator('#job-changed').filter({ hasText: 'changed 2 times since the page was loaded' }).waitFor({ timeout: 2000 })
     const events = (await api('GET', `/jobs/${id}/events`)).body.data.length
     await click(page, 'Move to Confirmed')
     expect(await page.getByRole('alert').filter({ hasText: 'Someone else changed this job first: it is now Cancelled, not Pending' }).count()).toBe(1)
