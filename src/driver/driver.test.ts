@@ -325,7 +325,10 @@ describe('the driver page', () => {
     // is not decoded, and never sent whole as a thumbnail: a small drawn stand-in says to open it.
     // (A fresh Bun.Image for each: an image's encoder options stay with it.)
     const wide = () => new Bun.Image(JPEG).resize(5000, 4000)
-    for (const bytes of [await wide().png().bytes(), await wide().jpeg({ quality: 40, progressive: true }).bytes()]) {
+    const progressive = await wide().jpeg({ quality: 40, progressive: true }).bytes()
+    // The same with a TEM marker (FF 01, no length) before its frame: a decoder steps over it, so must the check.
+    const withTem = new Uint8Array([0xff, 0xd8, 0xff, 0x01, ...progressive.subarray(2)])
+    for (const bytes of [await wide().png().bytes(), progressive, withTem]) {
       const huge = addPhoto(api.contexts.forOperator(api.accountId), job.id, bytes)
       const standIn = await get(`${path}/photos/${huge.id}/thumb`)
       const body = await standIn.text()

@@ -298,6 +298,11 @@ describe('the job page\'s invoices', () => {
     // A voided invoice is not named as standing.
     voidInvoice(dispatcher(), invoiceRows()[0]!.id)
     expect((await get(path, cookie)).text).not.toContain('>INV-0001</a>')
+    // Nor does one issued and voided after a draft was opened stop it: nothing would be billed twice.
+    const opened = formOf((await get(path, cookie)).text, path)
+    voidInvoice(dispatcher(), issueInvoice(dispatcher(), job.id, { lines: TOW }).id)
+    expect((await post(cookie, path, [...opened, ['intent', 'issue']])).status).toBe(303)
+    expect(invoiceRows().map((r) => [r.number, r.status])).toEqual([[1, 'void'], [2, 'issued'], [3, 'void'], [4, 'issued']])
   })
 
   test('a draft with bad lines is refused beside each line, keeping what was typed, writing nothing; nothing filled in starts with one empty line', async () => {

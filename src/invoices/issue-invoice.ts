@@ -49,8 +49,8 @@ export function lineProblems(lines: InvoiceLine[]): FieldProblem[] {
  * is the backstop) and status `issued`, and the job's timeline gets job.payment_updated
  * (from null, to issued). An archived job refuses (409 invalid_state). With `expectedInvoices`
  * (how many invoices the job had when the draft was shown) a job that got another invoice since
- * refuses (409 invalid_state, `details.invoices_since`): a draft sent again from Back, or drafted
- * by two people at once, does not bill the job twice without anyone seeing the first.
+ * refuses (409 invalid_state, `details.invoices_since`: those not void): a draft sent again from
+ * Back, or drafted by two people at once, does not bill the job twice without anyone seeing the first.
  */
 export function issueInvoice(ctx: OperationContext, jobId: string, input: { lines: InvoiceLine[] }, opts: { expectedInvoices?: number } = {}): InvoiceView {
   requirePermission(ctx.actor, 'jobs:write')
@@ -60,8 +60,9 @@ export function issueInvoice(ctx: OperationContext, jobId: string, input: { line
   return inTransaction(ctx.db, (tx) => {
     const job = loadWritableJob(ctx, tx, jobId, 'jobs:write')
     if (opts.expectedInvoices !== undefined) {
-      const since = tx.$client.query<{ number: number }, [string, string]>('SELECT number FROM invoices WHERE account_id = ? AND job_id = ? ORDER BY created_at, id')
-        .all(job.accountId, job.id).slice(opts.expectedInvoices).map((r) => invoiceNumberText(r.number))
+      // Issued since and standing: one issued and voided meanwhile bills nothing twice.
+      const since = tx.$client.query<{ number: number; status: string }, [string, string]>('SELECT number, status FROM invoices WHERE account_id = ? AND job_id = ? ORDER BY created_at, id')
+        .all(job.accountId, job.id).slice(Math.max(0, opts.expectedInvoices)).filter((r) => r.status !== 'void').map((r) => invoiceNumberText(r.number))
       if (since.length) {
         const which = since.length === 1 ? `Invoice ${since[0]} was` : `Invoices ${since.slice(0, -1).join(', ')} and ${since.at(-1)} were`
         throw new AppError('invalid_state', `${which} issued for this job after this draft was opened; nothing was issued.`, { invoices_since: since })

@@ -1,3 +1,4 @@
+import { readJpegHeader } from '../platform/jpeg'
 import { requirePermission } from '../accounts/actor'
 import { inTransaction } from '../db/client'
 import { AppError, validationFailed } from '../platform/errors'
@@ -68,26 +69,10 @@ export function photoTypeOf(b: Uint8Array): ImageHeader['type'] | null {
   return imageHeaderOf(b)?.type ?? null
 }
 
-/** Walks a JPEG's marker segments from its start to a frame header (SOFn) giving its size; null at anything else. */
+/** A JPEG's size from its frame header (readJpegHeader: fill bytes, TEM and RST as a decoder reads them); null when none is reached. */
 function jpegFrame(b: Uint8Array): ImageHeader | null {
-  let i = 2
-  while (i + 4 <= b.length) {
-    if (b[i] !== 0xff) return null
-    let marker = b[i + 1]!
-    while (marker === 0xff && i + 2 < b.length) marker = b[++i + 1]! // fill bytes
-    i += 2
-    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue // no length
-    if (marker === 0xd8 || marker === 0xd9 || marker === 0xda || marker === 0x00) return null // a scan or the end before any frame
-    const length = (b[i]! << 8) | b[i + 1]!
-    if (length < 2 || i + length > b.length) return null
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      // precision, height, width, components
-      const height = (b[i + 3]! << 8) | b[i + 4]!, width = (b[i + 5]! << 8) | b[i + 6]!
-      return length >= 8 && width > 0 && b[i + 7]! >= 1 && b[i + 7]! <= 4 ? { type: 'image/jpeg', width, height } : null
-    }
-    i += length
-  }
-  return null
+  const h = readJpegHeader(b)
+  return h ? { type: 'image/jpeg', width: h.width, height: h.height } : null
 }
 
 /**

@@ -11,6 +11,7 @@
  * cost too much to decode (or that the codec cannot read) gets a small drawn stand-in saying to
  * open the full photo: never the photo itself, which may be 100 megapixels.
  */
+import { jpegDecodesSmall, readJpegHeader } from '../platform/jpeg'
 import { alreadyHas, privateImage } from './private-image'
 
 const THUMB_BOX = 320
@@ -18,27 +19,8 @@ const QUALITY = 70
 /** Thumbnails kept (about 10-20 KB each). */
 const KEPT = 256
 
-/** The most pixels of a PNG, WebP or progressive JPEG decoded for a thumbnail (64 MB of pixels). */
+/** The most pixels of a photo decoded whole for a thumbnail (64 MB of pixels): see jpegDecodesSmall. */
 const MAX_DECODED_PIXELS = 16_000_000
-
-/**
- * Whether a JPEG is progressive (its frame header is SOF2, or another progressive SOF). A
- * baseline JPEG is shrunk while it is decoded (a 48 MP photo costs a few MB); a progressive one
- * keeps every coefficient of the whole image until the last scan (a 36 MP one took 110 MB), and
- * a few KB of file can claim 100 MP.
- */
-export function isProgressiveJpeg(bytes: Uint8Array): boolean {
-  let i = 2
-  while (i + 3 < bytes.length && bytes[i] === 0xff) {
-    const marker = bytes[i + 1]!
-    if (marker === 0xff) { i++; continue } // fill byte
-    if ([0xc2, 0xc6, 0xca, 0xce].includes(marker)) return true
-    if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) return false
-    if (marker === 0xda || marker === 0xd9) return false // scan data or end, and no frame header seen
-    i += 2 + ((bytes[i + 2]! << 8) | bytes[i + 3]!)
-  }
-  return false
-}
 
 /** What a thumbnail shows for a photo not shrunk (too costly to decode, or unreadable): a grey box saying so. */
 export const STAND_IN: Thumbnail = {
@@ -63,9 +45,10 @@ export async function thumbnailOf(photo: { data: Uint8Array; sha256: string }): 
   }
   const made = queue.then(async () => {
     const meta = await new Bun.Image(photo.data).metadata()
-    // A baseline JPEG is shrunk while it is decoded; a PNG, WebP or progressive JPEG is decoded
-    // whole: past this size it gets the stand-in rather than being decoded.
-    const shrunkWhileDecoded = meta.format === 'jpeg' && !isProgressiveJpeg(photo.data)
+    // A baseline JPEG is shrunk while it is decoded (a 48 MP photo costs a few MB); a PNG, WebP,
+    // progressive or component-by-component JPEG is decoded whole: past this size it gets the
+    // stand-in rather than being decoded.
+    const shrunkWhileDecoded = meta.format === 'jpeg' && jpegDecodesSmall(readJpegHeader(photo.data))
     if (!shrunkWhileDecoded && meta.width * meta.height > MAX_DECODED_PIXELS) return null
     const image = new Bun.Image(photo.data, { maxPixels: 100_000_000 }).resize(THUMB_BOX, THUMB_BOX, { fit: 'inside', withoutEnlargement: true })
     // WebP keeps a PNG's or WebP's transparency (JPEG has none: what lies under it would show).

@@ -106,7 +106,10 @@ function formPageOf(request: Request, url: URL): string | null {
   if (!referer) return null
   try {
     const from = new URL(referer)
-    return from.origin === url.origin && from.pathname !== '/login' ? from.pathname + from.search : null
+    if (from.origin !== url.origin || from.pathname === '/login') return null
+    // What the last form did (`?done=`) is not said again on the way back.
+    from.searchParams.delete('done')
+    return from.pathname + from.search
   } catch {
     return null
   }
@@ -114,14 +117,20 @@ function formPageOf(request: Request, url: URL): string | null {
 
 /**
  * The path of a request no route matched, as the logs may show it: a segment shaped like a
- * tracking or driver link's token (`/t/{token}/foo`, a wrong method on `/d/{token}`) is written
- * `:token`, as a matched route's pattern would be. Links must never reach the log.
+ * tracking or driver link's token (`/t/{token}/foo`, a wrong method on `/d/{token}`, a token with
+ * a stop after it), and whatever follows `/t/` or `/d/`, is written `:token`, as a matched
+ * route's pattern would be. Links must never reach the log.
  */
 export function loggedPath(url: string): string {
+  // A segment that starts with a token's 24 characters (a link pasted with a stop or a bracket
+  // after it), percent-encoded or not, and whatever follows /t/ or /d/.
   const token = (segment: string) => {
-    try { return /^[0-9A-Za-z]{24}$/.test(decodeURIComponent(segment)) } catch { return false }
+    let plain = segment
+    try { plain = decodeURIComponent(segment) } catch { /* not encoded text: read as it is */ }
+    return /^[0-9A-Za-z]{24}/.test(plain) || /^[0-9A-Za-z]{24}/.test(segment)
   }
-  return new URL(url).pathname.split('/').map((segment) => (token(segment) ? ':token' : segment)).join('/')
+  const segments = new URL(url).pathname.split('/')
+  return segments.map((segment, i) => ((i === 2 && (segments[1] === 't' || segments[1] === 'd') && segment !== '') || token(segment) ? ':token' : segment)).join('/')
 }
 
 /** How an unmatched request is answered: JSON under /api/, a page elsewhere. */

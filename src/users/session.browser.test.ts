@@ -104,13 +104,18 @@ test('what was typed survives the session ending: the form sent goes through sig
     await page.getByRole('button', { name: 'Sign in' }).click()
     await page.waitForURL(`${base}${next}`)
   }
+  /**
+   * Presses `button` after the session ended. The page's live stream may learn of it first and
+   * go to the sign-in page by itself (keeping what was typed too): then there is no button to press.
+   */
+  const pressAfterSessionEnded = (button: string) => page.getByRole('button', { name: button }).click({ timeout: 3000 }).catch(() => {})
   const notes = async () => ((await (await api.request('GET', `/api/v1/jobs/${job.id}/events?limit=100`, { key })).json()) as { data: any[] }).data.filter((e) => e.type === 'job.note_added')
 
   // A note typed on the job page, sent after the session ended (12 idle hours).
   await page.goto(`${base}/jobs/${job.id}`)
   await page.getByLabel('Note', { exact: true }).fill('Gate code 4471, call on arrival')
   api.clock.advance(12 * HOUR + 60_000)
-  await page.getByRole('button', { name: 'Add note' }).click()
+  await pressAfterSessionEnded('Add note')
   await signInAgain(`/jobs/${job.id}`)
   expect(await page.getByLabel('Note', { exact: true }).inputValue()).toBe('Gate code 4471, call on arrival')
   expect(await page.getByRole('status').filter({ hasText: 'Signed in again: what you typed before is back in its form.' }).count()).toBe(1)
@@ -123,13 +128,27 @@ test('what was typed survives the session ending: the form sent goes through sig
   expect(await page.getByLabel('Note', { exact: true }).inputValue()).toBe('')
   await page.reload()
   expect(await page.getByLabel('Note', { exact: true }).inputValue()).toBe('')
+  // From the page that said "Note added.": the way back does not say it again (nothing was added).
+  await page.getByLabel('Note', { exact: true }).fill('Second thought')
+  api.clock.advance(12 * HOUR + 60_000)
+  await pressAfterSessionEnded('Add note')
+  await signInAgain(`/jobs/${job.id}`)
+  expect(await page.locator('#page-done').innerText()).toBe('')
+  expect(await page.getByLabel('Note', { exact: true }).inputValue()).toBe('Second thought')
+  expect(await notes()).toHaveLength(1)
+  // Nothing typed, nothing said: a form sent untouched comes back untouched, without the status.
+  await page.goto(`${base}/jobs/new`)
+  api.clock.advance(12 * HOUR + 60_000)
+  await pressAfterSessionEnded('Create job')
+  await signInAgain('/jobs/new')
+  expect(await page.getByRole('status').filter({ hasText: 'Signed in again' }).count()).toBe(0)
 
   // A whole new job typed, the session ending meanwhile: Create job signs in first, then the form is back.
   await page.goto(`${base}/jobs/new`)
   await page.getByLabel('Customer name', { exact: true }).fill('Bo Tran')
   await page.getByLabel('Pickup', { exact: true }).fill('SE Division St and 82nd')
   api.clock.advance(12 * HOUR + 60_000)
-  await page.getByRole('button', { name: 'Create job' }).click()
+  await pressAfterSessionEnded('Create job')
   await signInAgain('/jobs/new')
   expect(await page.getByLabel('Customer name', { exact: true }).inputValue()).toBe('Bo Tran')
   expect(await page.getByLabel('Pickup', { exact: true }).inputValue()).toBe('SE Division St and 82nd')
@@ -142,9 +161,39 @@ test('what was typed survives the session ending: the form sent goes through sig
   await page.goto(`${base}/jobs/${job.id}`)
   await page.getByLabel('Note', { exact: true }).fill('Not for the next person')
   api.clock.advance(12 * HOUR + 60_000)
-  await page.getByRole('button', { name: 'Add note' }).click()
+  await pressAfterSessionEnded('Add note')
   await signInAgain(`/jobs/${job.id}`, 'other@example.com')
   expect(await page.getByLabel('Note', { exact: true }).inputValue()).toBe('')
   expect(await page.getByRole('status').filter({ hasText: 'Signed in again' }).count()).toBe(0)
+  await page.context().close()
+}, 60_000)
+
+test('a commercial account page sent after signing in again is still checked against what it was opened on: someone else\'s save meanwhile is not overwritten', async () => {
+  const operator = api.contexts.forOperator(api.accountId)
+  const { createCommercialAccount } = await import('../commercial-accounts/create-commercial-account')
+  const { updateCommercialAccount } = await import('../commercial-accounts/update-commercial-account')
+  const entry = createCommercialAccount(operator, { name: 'Valley Motor Club', kind: 'motor_club', contacts: [], rates: 'hook 90.00' })
+  const page = await signIn('typing@example.com')
+  await page.goto(`${base}/accounts/${entry.id}`)
+  await page.getByLabel('Billing address', { exact: true }).fill('PO Box 7, Salem OR')
+  // Someone else saves the rates; then the session ends; then this page is sent.
+  updateCommercialAccount(operator, entry.id, { name: 'Valley Motor Club', kind: 'motor_club', contacts: [], rates: 'hook 99.00', billing_address: '', internal_notes: '' })
+  api.clock.advance(12 * HOUR + 60_000)
+  await page.getByRole('button', { name: 'Save account' }).click()
+  await page.waitForURL(`${base}/login?next=${encodeURIComponent(`/accounts/${entry.id}`)}`)
+  await page.getByLabel('Email').fill('typing@example.com')
+  await page.getByLabel('Password').fill('the right password')
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL(`${base}/accounts/${entry.id}`)
+  expect(await page.getByLabel('Billing address', { exact: true }).inputValue()).toBe('PO Box 7, Salem OR')
+  await page.getByRole('button', { name: 'Save account' }).click()
+  await page.getByRole('alert').filter({ hasText: 'Someone else saved this account after this page was opened; nothing was saved.' }).waitFor()
+  // The other's rates are in the form (only what this person typed came back), so saving again keeps both.
+  expect(await page.getByRole('region', { name: 'Saved now' }).locator('dt').allInnerTexts()).toEqual(['Billing address'])
+  expect(await page.getByLabel('Rates', { exact: true }).inputValue()).toBe('hook 99.00')
+  await page.getByRole('button', { name: 'Save account' }).click()
+  await page.waitForURL(`${base}/accounts/${entry.id}?done=saved`)
+  expect(await page.getByLabel('Rates', { exact: true }).inputValue()).toBe('hook 99.00')
+  expect(await page.getByLabel('Billing address', { exact: true }).inputValue()).toBe('PO Box 7, Salem OR')
   await page.context().close()
 }, 60_000)

@@ -140,6 +140,8 @@ describe('sessions', () => {
     const from = async (referer?: string) => (await post('/jobs/new', { customer_name: 'Ann Lee', pickup: 'I-5' }, referer === undefined ? {} : { referer })).headers.get('location')
     expect(await from(`${ORIGIN}/jobs/new`)).toBe('/login?next=%2Fjobs%2Fnew')
     expect(await from(`${ORIGIN}/jobs/job_1?tab=notes`)).toBe('/login?next=%2Fjobs%2Fjob_1%3Ftab%3Dnotes')
+    // What the last form did is not said again on the way back.
+    expect(await from(`${ORIGIN}/jobs/job_1?done=note`)).toBe('/login?next=%2Fjobs%2Fjob_1')
     expect(await from()).toBe('/login')
     expect(await from('https://evil.test/jobs/new')).toBe('/login')
     expect(await from('not a url')).toBe('/login')

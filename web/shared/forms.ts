@@ -111,28 +111,47 @@ const TYPED_KEPT_MS = 30 * 60_000
 /** Fields whose value is put back: what a person types or picks, never secrets, files or the form's own hidden fields. */
 const KEPT_INPUTS = new Set(['text', 'email', 'tel', 'number', 'search', 'url', 'date', 'time', 'datetime-local'])
 
-interface Typed { path: string; user: string; at: number; forms: { action: string; fields: [string, string][] }[] }
+/** A kept field: its name, which of the form's fields of that name it is, and its value. */
+type KeptField = [name: string, nth: number, value: string]
+interface Typed { path: string; user: string; at: number; forms: { action: string; fields: KeptField[] }[] }
+
+/**
+ * The hidden fields that say what the page showed when it was drawn (the job's status and unit,
+ * the account's version, the draft's count of invoices): kept and put back as they were, so that
+ * a form sent after signing in is still refused when someone else changed the thing meanwhile.
+ */
+const GUARD_FIELDS = new Set(['version', 'expected_status', 'expected_unit_id', 'invoices_seen'])
 
 /** Who is signed in, as the dashboard's header names them: what was typed goes back only to the one who typed it. */
 const signedInAs = () => document.querySelector('.site-user span')?.textContent?.trim() ?? ''
 
-/** The fields of a form that hold something other than what the page was drawn with: name and value, in order. */
-function changedFields(form: HTMLFormElement): [string, string][] {
-  const out: [string, string][] = []
+/** What a select shows when nothing was chosen: its option marked selected, else its first. */
+const defaultOf = (select: HTMLSelectElement) => ([...select.options].find((o) => o.defaultSelected) ?? select.options[0])?.value ?? ''
+
+/** The fields of a form that hold something other than what the page was drawn with (and its guard fields), in order. */
+function changedFields(form: HTMLFormElement): { fields: KeptField[]; typed: boolean } {
+  const fields: KeptField[] = []
+  const seen = new Map<string, number>()
+  let typed = false
   for (const el of form.elements) {
-    if (el instanceof HTMLTextAreaElement && el.name && el.value !== el.defaultValue) out.push([el.name, el.value])
-    else if (el instanceof HTMLInputElement && el.name && KEPT_INPUTS.has(el.type) && el.value !== el.defaultValue) out.push([el.name, el.value])
-    else if (el instanceof HTMLSelectElement && el.name && [...el.options].some((o) => o.selected !== o.defaultSelected)) out.push([el.name, el.value])
+    if (!(el instanceof HTMLTextAreaElement || el instanceof HTMLInputElement || el instanceof HTMLSelectElement) || !el.name) continue
+    const nth = seen.get(el.name) ?? 0
+    seen.set(el.name, nth + 1)
+    const changed = el instanceof HTMLSelectElement ? el.value !== defaultOf(el)
+      : el instanceof HTMLTextAreaElement || KEPT_INPUTS.has(el.type) ? el.value !== el.defaultValue
+      : false
+    if (changed) typed = true
+    if (changed || (el instanceof HTMLInputElement && el.type === 'hidden' && GUARD_FIELDS.has(el.name))) fields.push([el.name, nth, el.value])
   }
-  return out
+  return { fields, typed }
 }
 
 /** Keeps what was typed in these forms for the way through the sign-in page (see the top of this file). */
 export function keepTyped(forms: Iterable<HTMLFormElement>): void {
   const kept: Typed = { path: location.pathname, user: signedInAs(), at: Date.now(), forms: [] }
   for (const form of forms) {
-    const fields = changedFields(form)
-    if (fields.length) kept.forms.push({ action: new URL(form.action, location.href).pathname, fields })
+    const { fields, typed } = changedFields(form)
+    if (typed) kept.forms.push({ action: new URL(form.action, location.href).pathname, fields })
   }
   try {
     if (kept.forms.length) sessionStorage.setItem(TYPED_KEY, JSON.stringify(kept))
@@ -140,10 +159,18 @@ export function keepTyped(forms: Iterable<HTMLFormElement>): void {
   } catch {}
 }
 
+/** A query without its `done` (what the last form did): coming back, the page must not say it again. */
+function withoutDone(search: string): string {
+  const params = new URLSearchParams(search)
+  params.delete('done')
+  const rest = params.toString()
+  return rest ? `?${rest}` : ''
+}
+
 /** Leaves for the sign-in page (the session ended while the page was open), keeping what was typed for the way back. */
 export function toSignIn(): void {
   keepTyped(document.querySelectorAll<HTMLFormElement>('form'))
-  location.assign(`/login?next=${encodeURIComponent(location.pathname + location.search)}`)
+  location.assign(`/login?next=${encodeURIComponent(location.pathname + withoutDone(location.search))}`)
 }
 
 /**
@@ -160,26 +187,29 @@ export function restoreTyped(): boolean {
   const cameFrom = document.referrer ? new URL(document.referrer).pathname : ''
   // Only to the page it was typed on, for the same person, straight after signing in, and not long after.
   if (!kept || kept.path !== location.pathname || kept.user !== signedInAs() || !kept.user || cameFrom !== '/login' || !(Date.now() - kept.at < TYPED_KEPT_MS)) return false
-  let restored = false
+  let restored = 0
+  let lost = 0
   for (const { action, fields } of kept.forms) {
     const form = [...document.forms].find((f) => new URL(f.action, location.href).pathname === action)
-    if (!form) continue
-    for (const [name, value] of fields) {
-      const el = form.elements.namedItem(name)
+    for (const [name, nth, value] of fields) {
+      // The nth field of that name (an invoice draft's lines share theirs), where the page has it.
+      const el = form ? [...form.elements].filter((e) => (e as HTMLInputElement).name === name)[nth] : undefined
       if (el instanceof HTMLTextAreaElement || el instanceof HTMLInputElement || el instanceof HTMLSelectElement) {
         el.value = value
-        restored = true
-      }
+        if (!(el instanceof HTMLInputElement && el.type === 'hidden')) restored++
+      } else if (!GUARD_FIELDS.has(name)) lost++
     }
   }
-  if (restored) {
+  if (restored || lost) {
     const status = document.createElement('p')
-    status.className = 'notice notice-ok'
+    status.className = lost ? 'notice' : 'notice notice-ok'
     status.setAttribute('role', 'status')
-    status.textContent = 'Signed in again: what you typed before is back in its form. Nothing was sent; send it when it is ready.'
+    status.textContent = lost
+      ? `Signed in again: part of what you typed is back in its form; ${lost} field${lost === 1 ? '' : 's'} the page no longer has could not be. Nothing was sent; check it before sending.`
+      : 'Signed in again: what you typed before is back in its form. Nothing was sent; send it when it is ready.'
     ;(document.querySelector('main') ?? document.body).prepend(status)
   }
-  return restored
+  return restored > 0
 }
 
 /** What `enhanceForm` may do instead of the browser's own submission. */
