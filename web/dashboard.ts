@@ -44,6 +44,8 @@ if (liveEl?.dataset.live) {
     onHello: (data) => document.dispatchEvent(new CustomEvent('towline:hello', { detail: data })),
     // Refused for good: a session that ended (401) goes to sign in, back here after; anything else shows the server's answer.
     onRefused: (status) => (status === 401 ? toSignIn() : location.reload()),
+    // A job page in a background tab holds no connection (the board keeps its own stream: board.ts).
+    pauseWhenHidden: true,
     onState: (state) => {
       for (const el of document.querySelectorAll<HTMLElement>('[data-live-status]')) {
         el.textContent = STATUS_TEXT[state]

@@ -160,6 +160,37 @@ describe('the job page in Chromium', () => {
     await page.context().close()
   }, 60_000)
 
+  test('a dispatcher with the board and many job pages open: pages in background tabs hold no stream, so the next page loads and its clicks go through; a tab shown again catches up', async () => {
+    const board = await signIn(DISPATCHER)
+    await board.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    const jobs: string[] = []
+    for (let i = 0; i < 8; i++) jobs.push((await api('POST', '/jobs', { customer: { name: `Tab ${i}` }, pickup: { location: 'Exit 8' } })).body.id)
+    // Seven job pages in tabs the dispatcher is not looking at (opened in the background).
+    const hidden: Page[] = []
+    for (const id of jobs.slice(0, 7)) {
+      const tab = await board.context().newPage()
+      await tab.addInitScript(() => {
+        Object.defineProperty(document, 'visibilityState', { get: () => (window as any).shown ? 'visible' : 'hidden', configurable: true })
+        Object.defineProperty(document, 'hidden', { get: () => !(window as any).shown, configurable: true })
+      })
+      await tab.goto(`${base}/jobs/${id}`, { timeout: 10_000 })
+      hidden.push(tab)
+    }
+    // The page looked at: it loads, goes live, and a note sent from it lands as the dispatcher's.
+    const front = await board.context().newPage()
+    await front.goto(`${base}/jobs/${jobs[7]}`, { timeout: 10_000 })
+    await front.waitForFunction(() => document.querySelector('[data-live-status]')?.textContent === 'Live', undefined, { timeout: 10_000 })
+    await front.getByLabel('Note', { exact: true }).fill('Seen from the eighth tab')
+    await Promise.all([front.waitForURL(/\?done=note$/, { timeout: 10_000 }), front.getByRole('button', { name: 'Add note' }).click()])
+    expect(await lastEvent(jobs[7]!)).toMatchObject({ type: 'job.note_added', actor: 'dispatcher', detail: { text: 'Seen from the eighth tab' } })
+    // A background tab shown again connects and hears what happened meanwhile.
+    expect((await api('POST', `/jobs/${jobs[0]}/notes`, { text: 'While you were away' })).status).toBe(201)
+    await hidden[0]!.evaluate(() => { (window as any).shown = true; document.dispatchEvent(new Event('visibilitychange')) })
+    await hidden[0]!.waitForFunction(() => document.querySelector('[data-live-status]')?.textContent === 'Live', undefined, { timeout: 10_000 })
+    await hidden[0]!.locator('#job-changed').filter({ hasText: 'note added' }).waitFor({ timeout: 5000 })
+    await board.context().close()
+  }, 60_000)
+
   test('a page left open while the API moved the job says so when clicked, tells of the change live, and writes nothing', async () => {
     const made = await api('POST', '/jobs', { customer: { name: 'Stale Steve' }, pickup: { location: 'Exit 3' }, status: 'pending' })
     const id = made.body.id as string

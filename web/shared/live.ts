@@ -13,6 +13,10 @@
  *   between rendering the page (or losing the stream) and this connection may not be replayed.
  * - One stream per tab: it is closed when the page is hidden for good (`pagehide`) and opened
  *   again if the page comes back from the browser's cache.
+ * - `pauseWhenHidden`: a tab not shown holds no stream (it connects when first shown, closes
+ *   10 s after it is put in the background, and resumes from its last id when shown again).
+ *   A browser opens at most six connections to one server over HTTP/1.1: a dispatcher's seventh
+ *   open page would otherwise wait for one, and so would every click.
  * - A stream the server refuses for good when the browser comes back to it (401, 404, 410: a
  *   session that ended or a link that died meanwhile) is not retried: the page learns it
  *   (`onRefused`, by default a reload showing the server's own answer for the page).
@@ -36,6 +40,8 @@ export interface LiveOptions {
    * so the server's answer for the page itself (the sign-in page, the 410 page) is shown.
    */
   onRefused?: (status: number) => void
+  /** Holds no stream while the tab is not shown (see the top of this file). */
+  pauseWhenHidden?: boolean
 }
 
 /** A running stream. */
@@ -48,6 +54,8 @@ export interface Live {
 
 const FIRST_PAUSE_MS = 500
 const LONGEST_PAUSE_MS = 30_000
+/** How long a tab put in the background keeps its stream (a quick look at another tab does not drop it). */
+const HIDDEN_GRACE_MS = 10_000
 
 /**
  * Why the browser gave up on a stream: the status its URL answers now, when it is one that
@@ -146,19 +154,30 @@ export function openLive(url: string, opts: LiveOptions): Live {
   }
   const onPageHide = () => stop()
   const onPageShow = (event: PageTransitionEvent) => {
-    if (event.persisted && !closed) connect()
+    if (event.persisted && !closed && !(opts.pauseWhenHidden && document.hidden)) connect()
+  }
+  let hiddenTimer: ReturnType<typeof setTimeout> | undefined
+  const onVisibility = () => {
+    if (closed) return
+    clearTimeout(hiddenTimer)
+    if (!document.hidden) { if (!source) connect(); return }
+    hiddenTimer = setTimeout(() => { if (document.hidden && !closed) stop() }, HIDDEN_GRACE_MS)
   }
   window.addEventListener('pagehide', onPageHide)
   window.addEventListener('pageshow', onPageShow)
-  connect()
+  if (opts.pauseWhenHidden) document.addEventListener('visibilitychange', onVisibility)
+  // A tab opened in the background connects when it is first shown.
+  if (!(opts.pauseWhenHidden && document.hidden)) connect()
 
   return {
     lastEventId: () => lastId,
     close() {
       closed = true
+      clearTimeout(hiddenTimer)
       stop()
       window.removeEventListener('pagehide', onPageHide)
       window.removeEventListener('pageshow', onPageShow)
+      document.removeEventListener('visibilitychange', onVisibility)
       state('closed')
     },
   }
