@@ -63,8 +63,12 @@ for (const el of document.querySelectorAll<HTMLElement>('[data-no-script]')) el.
 // Photo and signature times in the phone's zone (the server writes them in UTC).
 const CLOCK = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' })
 const local = (iso: string | undefined) => { const at = Date.parse(iso ?? ''); return Number.isFinite(at) ? CLOCK.format(at) : null }
-for (const el of document.querySelectorAll<HTMLTimeElement>('time[data-local][datetime]')) el.textContent = local(el.dateTime) ?? el.textContent
-for (const img of document.querySelectorAll<HTMLImageElement>('img[data-added]')) { const at = local(img.dataset.added); if (at) img.alt = `Photo added ${at}` }
+/** Says the times within `root` in the phone's zone. */
+function localTimes(root: ParentNode): void {
+  for (const el of root.querySelectorAll<HTMLTimeElement>('time[data-local][datetime]')) el.textContent = local(el.dateTime) ?? el.textContent
+  for (const img of root.querySelectorAll<HTMLImageElement>('img[data-added]')) { const at = local(img.dataset.added); if (at) img.alt = `Photo added ${at}` }
+}
+localTimes(document)
 if (!focusRefusal()) focusDone()
 
 /** A status press kept on the phone until it can be sent: the form's action and fields (its key and expected status). */
@@ -93,6 +97,7 @@ async function refresh(): Promise<void> {
     const had = facts.contains(document.activeElement)
     const before = factParts(facts)
     facts.innerHTML = state.facts_html
+    localTimes(facts)
     news.push(factsNews(before, factParts(facts)))
     keepKeyboardIn(facts, had)
   }

@@ -27,6 +27,8 @@ export interface DriverPageData {
   signatures: SignatureListing[]
   /** True while the page shares the phone's position. */
   sharing: boolean
+  /** Where the customer last said they are (the tracking page's Share my location), or null. */
+  customerLocation: { lat: number; lng: number; accuracy_m: number | null; at: string } | null
 }
 
 /** Reads the driver's page for a driver context (made from the link: its job only). */
@@ -46,5 +48,17 @@ export function readDriverPage(ctx: OperationContext, jobId: string): DriverPage
     photos: listJobPhotos(ctx, job.id),
     signatures: listJobSignatures(ctx, job.id),
     sharing: job.archivedAt === null && SHARING_STATUSES.includes(status),
+    customerLocation: lastCustomerLocation(ctx, job.id),
   }
+}
+
+/** The last position the customer shared for the job (job.customer_located), or null. */
+function lastCustomerLocation(ctx: OperationContext, jobId: string): DriverPageData['customerLocation'] {
+  const row = ctx.db.$client.query<{ detail: string; created_at: number }, [string]>(
+    "SELECT detail, created_at FROM job_events WHERE job_id = ? AND type = 'job.customer_located' ORDER BY seq DESC LIMIT 1",
+  ).get(jobId)
+  if (!row) return null
+  const d = JSON.parse(row.detail) as { lat?: unknown; lng?: unknown; accuracy_m?: unknown }
+  if (typeof d.lat !== 'number' || typeof d.lng !== 'number') return null
+  return { lat: d.lat, lng: d.lng, accuracy_m: typeof d.accuracy_m === 'number' ? d.accuracy_m : null, at: iso(row.created_at)! }
 }

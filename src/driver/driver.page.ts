@@ -93,7 +93,8 @@ export function driverFacts(d: DriverPageData): Html {
   return html`<section aria-labelledby="h-customer"><h2 id="h-customer">Customer</h2>
 <p>${j.customer.name}${j.customer.phone ? html`<br><a class="button button-big" href="tel:${j.customer.phone}">Call ${j.customer.phone}</a>` : ''}</p></section>
 <section aria-labelledby="h-pickup"><h2 id="h-pickup">Pickup</h2>
-<p>${j.pickup.location}</p><p><a class="button" href="${navigationUrl(j.pickup.location, j.pickup.lat, j.pickup.lng)}" rel="noreferrer">Navigate to pickup</a></p></section>
+<p>${j.pickup.location}</p><p><a class="button" href="${navigationUrl(j.pickup.location, j.pickup.lat, j.pickup.lng)}" rel="noreferrer">Navigate to pickup</a></p>
+${d.customerLocation ? html`<p>The customer shared where they are (<time datetime="${d.customerLocation.at}" data-local>${d.customerLocation.at.slice(11, 16)} UTC</time>${d.customerLocation.accuracy_m !== null ? `, within ${Math.round(d.customerLocation.accuracy_m)} m` : ''}).</p><p><a class="button" href="${navigationUrl('', d.customerLocation.lat, d.customerLocation.lng)}" rel="noreferrer">Navigate to the customer</a></p>` : ''}</section>
 <section aria-labelledby="h-destination"><h2 id="h-destination">Destination</h2>
 ${j.destination ? html`<p>${j.destination}</p><p><a class="button" href="${navigationUrl(j.destination)}" rel="noreferrer">Navigate to destination</a></p>` : html`<p>Not given</p>`}</section>
 <section aria-labelledby="h-vehicle"><h2 id="h-vehicle">Vehicle</h2>

@@ -99,6 +99,19 @@ describe('the driver page', () => {
     expect(html).not.toMatch(/(src|href)="https?:\/\/(?!www\.google\.com\/maps\/dir)/)
   })
 
+  test('where the customer said they are (the tracking page\'s Share my location) reaches the driver, with a navigation link to it; the latest one', async () => {
+    const { job } = await bringTo(api, key, 'en_route')
+    const path = driverPath(job.id)
+    expect(await page(path)).not.toContain('Navigate to the customer')
+    const tracking = new URL(job.tracking_url).pathname
+    for (const [lat, lng] of [['45.5', '-122.6'], ['45.5231', '-122.6765']]) expect((await post(`${tracking}/location`, { lat: lat!, lng: lng!, accuracy_m: '12.5' })).status).toBe(303)
+    const html = await page(path)
+    expect(html).toMatch(/The customer shared where they are \(<time datetime="[^"]+" data-local>\d\d:\d\d UTC<\/time>, within 13 m\)\./)
+    expect(html).toContain(`href="https://www.google.com/maps/dir/?api=1&amp;destination=${encodeURIComponent('45.5231,-122.6765')}" rel="noreferrer">Navigate to the customer</a>`)
+    // The page's live redraw carries it too.
+    expect(((await (await get(`${path}/state`)).json()) as { facts_html: string }).facts_html).toContain('Navigate to the customer')
+  })
+
   test('the stylesheet comes inlined (no round trip before the first paint on a slow network), allowed by exactly its hash in the CSP', async () => {
     const { job } = await bringTo(api, key, 'dispatched')
     const res = await get(driverPath(job.id))
