@@ -6,7 +6,6 @@ import { dbFlag, selfCommand } from './cli/cli'
 import { migrateDatabase } from './db/migrate'
 import { openLinkKey } from './db/link-key'
 import { ensureDefaultAccount } from './accounts/create-account'
-import { listKeys } from './accounts/account.queries'
 import { createHandler, type AppDeps } from './app'
 import { systemClock, type Clock } from './platform/clock'
 import { createLogger } from './platform/log'
@@ -135,7 +134,8 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   // as it reads "listening" gets a graceful shutdown, never the default action of SIGTERM (exit 143).
   // One write, so a supervisor (or test) that sees "listening" has seen the whole banner.
   // The pages' links name the public URL: the one address whose Origin the dashboard's forms accept.
-  const hint = listKeys(db, account.id).length === 0
+  // Any live key of any account (a demo database's keys are its demo account's, not the default one's).
+  const hint = !db.$client.query('SELECT 1 AS one FROM api_keys WHERE revoked_at IS NULL LIMIT 1').get()
     ? `No API key yet. Create one (it is shown once):\n  ${selfCommand()} keys create${dbFlag(config)} --name my-integration --scopes jobs:read,jobs:write\n`
     : ''
   const ownerHint = hasActiveUser(db)

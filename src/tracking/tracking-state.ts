@@ -30,7 +30,8 @@ const BEFORE_ARRIVAL: readonly JobStatus[] = ['pending', 'confirmed', 'dispatche
 export interface TrackingStep {
   status: JobStatus
   label: string
-  state: 'done' | 'current' | 'upcoming'
+  /** `skipped`: before the current one, but the job never was in it (a job taken as confirmed was never pending). */
+  state: 'done' | 'skipped' | 'current' | 'upcoming'
 }
 
 /** Everything the tracking page shows (see the top of this file). */
@@ -91,12 +92,13 @@ function nextSentence(job: JobRow, unitName: string | null): string {
   }
 }
 
-/** The list of steps, the current one marked. */
-function stepsOf(status: JobStatus): TrackingStep[] {
+/** The list of steps, the current one marked; a step before it that the job never reached (no milestone) is skipped, not done. */
+function stepsOf(status: JobStatus, milestones: Record<string, number | null | undefined>): TrackingStep[] {
   const ended = status === 'cancelled' || status === 'goa'
   const road: JobStatus[] = ended ? [...TRACKING_STEPS.filter((s) => s !== 'completed'), status] : [...TRACKING_STEPS]
   const at = road.indexOf(status)
-  return road.map((s, i) => ({ status: s, label: STATUS_LABELS[s], state: i < at ? 'done' : i === at ? 'current' : 'upcoming' }))
+  const reached = (s: JobStatus) => milestones[`${s}_at`] != null
+  return road.map((s, i) => ({ status: s, label: STATUS_LABELS[s], state: i < at ? (reached(s) ? 'done' : 'skipped') : i === at ? 'current' : 'upcoming' }))
 }
 
 /** The customer-visible notes of a job, oldest first. */
@@ -120,7 +122,7 @@ export function readTrackingState(db: Db, job: JobRow, opts: { trackingPath: str
     company: { name: account?.name ?? 'Your towing company', phone: account?.phone ?? null },
     status,
     status_label: STATUS_LABELS[status],
-    steps: stepsOf(status),
+    steps: stepsOf(status, m as Record<string, number | null | undefined>),
     next: nextSentence(job, unit?.name ?? null),
     unit: unit ? { name: unit.name } : null,
     eta_at: BEFORE_ARRIVAL.includes(status) ? iso(job.etaAt) : null,

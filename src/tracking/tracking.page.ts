@@ -86,7 +86,8 @@ function mapSection(s: TrackingState, tileUrl: string | null): Html {
 function actionsHtml(s: TrackingState, path: string, extras: TrackingPageExtras): Html {
   const location = extras.forms?.location ?? blankForm()
   const message = extras.forms?.message ?? blankForm()
-  return html`<section class="track-section" aria-labelledby="h-contact"><h2 id="h-contact">Help us find you</h2>
+  // Finding the customer matters until the truck is there; after, it is a message like any other.
+  return html`<section class="track-section" aria-labelledby="h-contact"><h2 id="h-contact">${s.can_share_location ? 'Help us find you' : 'Write to us'}</h2>
 ${s.can_share_location ? html`<form method="post" action="${path}/location" class="track-locate" data-locate novalidate${Object.keys(location.errors).length || location.alert ? '' : ' hidden'}>${formAlert(location)}
 <input type="hidden" name="lat" value=""><input type="hidden" name="lng" value=""><input type="hidden" name="accuracy_m" value="">
 <p class="field-hint" id="locate-hint">Sends your phone's position to the driver and the dispatcher once.</p>

@@ -71,6 +71,12 @@ describe('the page and its state, per status', () => {
       expect(page.type).toStartWith('text/html')
       expect(state.status).toBe(status)
       expect(state.steps.filter((s: any) => s.state === 'current').map((s: any) => s.label)).toEqual([LABEL[status]])
+      // A step before the current one is done when the job went through it (its milestone), else
+      // skipped: a job taken as confirmed was never pending.
+      const before = state.steps.slice(0, state.steps.findIndex((s: any) => s.state === 'current'))
+      const stamps = (await (await api.request('GET', `/api/v1/jobs/${job.id}`, { key })).json() as any).timestamps
+      expect(before.map((s: any) => s.state)).toEqual(before.map((s: any) => (stamps[`${s.status}_at`] ? 'done' : 'skipped')))
+      if (before.length) expect(before[0].state).toBe('skipped')
       expect(currentStep(page.text)).toEqual([LABEL[status]])
       // Every status label of the run is listed, in order.
       const labels = state.steps.map((s: any) => s.label)
