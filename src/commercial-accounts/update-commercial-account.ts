@@ -23,9 +23,10 @@ export function updateCommercialAccount(ctx: OperationContext, id: string, input
     const before = findCommercialAccountRow(tx, ctx.scope.accountId, id)
     if (!before) throw notFound('commercial account', id)
     const after: CommercialAccountRow = { ...before, ...v }
+    const saved = commercialAccountVersion(before)
     // A save that changes nothing (the same form sent twice) writes nothing and is never stale.
-    if (commercialAccountVersion(after) === commercialAccountVersion(before)) return before
-    if (expectedVersion !== undefined && commercialAccountVersion(before) !== expectedVersion) {
+    if (commercialAccountVersion(after) === saved) return before
+    if (expectedVersion !== undefined && saved !== expectedVersion) {
       throw new AppError('conflict', 'Someone else saved this account after this page was opened; nothing was saved.', { changed_since_opened: true })
     }
     takenName(tx, ctx.scope.accountId, v.name, id)

@@ -140,11 +140,10 @@ export function invoiceRoutes(session: SessionPlugin, deps: RouteDeps) {
       const amounts = list(f, 'amount')
       const lines: DraftLine[] = Array.from({ length: Math.min(MAX_INVOICE_LINES, Math.max(descriptions.length, amounts.length)) }, (_, i) => ({ description: descriptions[i] ?? '', amount: amounts[i] ?? '' }))
       const idempotencyKey = DRAFT_KEY.test(text(f, 'idempotency_key')) ? text(f, 'idempotency_key') : randomBase62(24)
+      const seen = /^\d{1,6}$/.test(text(f, 'invoices_seen')) ? Number(text(f, 'invoices_seen')) : undefined
       if (text(f, 'intent') === 'add_line') {
-        const seen = /^\d{1,6}$/.test(text(f, 'invoices_seen')) ? Number(text(f, 'invoices_seen')) : undefined
         return draftPage(ctx, user, params.id, { lines: lines.length < MAX_INVOICE_LINES ? [...lines, { description: '', amount: '' }] : lines, errors: {}, idempotencyKey, invoicesSeen: seen })
       }
-      const seen = /^\d{1,6}$/.test(text(f, 'invoices_seen')) ? Number(text(f, 'invoices_seen')) : undefined
       return issue(ctx, user, params.id, lines, idempotencyKey, seen)
     }, { signedIn: 'dispatcher', accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 2 * MAX_INVOICE_LINES + 8 } })
     .get('/invoices/:id', ({ ctx, user, params }) => {

@@ -127,7 +127,7 @@ export function loggedPath(url: string): string {
   const token = (segment: string) => {
     let plain = segment
     try { plain = decodeURIComponent(segment) } catch { /* not encoded text: read as it is */ }
-    return /^[0-9A-Za-z]{24}/.test(plain) || /^[0-9A-Za-z]{24}/.test(segment)
+    return /^[0-9A-Za-z]{24}/.test(plain)
   }
   const segments = new URL(url).pathname.split('/')
   return segments.map((segment, i) => ((i === 2 && (segments[1] === 't' || segments[1] === 'd') && segment !== '') || token(segment) ? ':token' : segment)).join('/')

@@ -35,6 +35,9 @@ function textsTo(db: Db, phone: string, accounts: string[]): { account_id: strin
 
 export interface InboundText { from: string; to: string; body: string; sid: string | null; media?: string[] }
 
+/** What handling an inbound text answers: the reply to send back, the job it went on, and whether it matched nothing or was a retry. */
+export interface InboundAnswer { reply: string | null; jobId: string | null; unmatched?: true; repeated?: true }
+
 /**
  * Handles a text from a customer, routed by the number it was sent to: only accounts that send
  * from that number, and among them only those that texted this customer, ever see it.
@@ -46,7 +49,7 @@ export interface InboundText { from: string; to: string; body: string; sid: stri
  * A provider's retry of the same message (same MessageSid) is answered as the first time and
  * changes nothing. Returns the reply to send back, if any.
  */
-export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply: string | null; jobId: string | null; unmatched?: true; repeated?: true } {
+export function handleInboundText(deps: InboundDeps, msg: InboundText): InboundAnswer {
   const seenAnswer = () => {
     const seen = msg.sid ? deps.db.$client.query<{ reply: string | null; job_id: string | null }, [string]>('SELECT reply, job_id FROM inbound_texts WHERE message_sid = ?').get(msg.sid) : null
     return seen ? { reply: seen.reply, jobId: seen.job_id, repeated: true as const } : null
@@ -56,8 +59,7 @@ export function handleInboundText(deps: InboundDeps, msg: InboundText): { reply:
   // Writes under the write lock, looking again first: the same message sent to two instances at
   // once (a provider's retry of a slow answer) is handled by whichever takes the lock first, and
   // the other answers as a retry.
-  type Answer = { reply: string | null; jobId: string | null; unmatched?: true; repeated?: true }
-  const once = (write: () => Answer): Answer => inTransaction(deps.db, (): Answer => seenAnswer() ?? write())
+  const once = (write: () => InboundAnswer): InboundAnswer => inTransaction(deps.db, (): InboundAnswer => seenAnswer() ?? write())
   const phone = normalizePhone(msg.from) ?? msg.from
   const to = normalizePhone(msg.to) ?? msg.to
   // A keyword is the whole message, in any case, with spaces and punctuation around it ("Stop.", " stop! "); "2 stop" or "s t o p" is not.

@@ -378,16 +378,22 @@ describe('idle turns', () => {
   })
 })
 
+/** A loopback port that accepts connections and never answers (not even the TLS handshake); `open` holds the connections it has. */
+function blackHole() {
+  const open = new Set<unknown>()
+  const hole = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { open(s) { open.add(s) }, close(s) { open.delete(s) }, data() {} } })
+  return { open, url: `https://127.0.0.1:${hole.port}`, stop: () => hole.stop(true) }
+}
+
 describe('fairness', () => {
   test("one account's endpoints at a black hole never hold up another account's delivery", async () => {
     api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
-    // Accepts connections and never answers (not even the TLS handshake).
-    const open = new Set<unknown>()
-    const hole = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { open(s) { open.add(s) }, close(s) { open.delete(s) }, data() {} } })
+    const hole = blackHole()
+    const open = hole.open
     try {
       const a = api.key('all')
       const b = api.key('all', { accountId: api.account('Other Towing') })
-      for (let i = 0; i < 6; i++) await endpoint(a, `/hole-${i}`, `https://127.0.0.1:${hole.port}`)
+      for (let i = 0; i < 6; i++) await endpoint(a, `/hole-${i}`, hole.url)
       await endpoint(b, '/other-account')
       await newJob(a)
       const s = scheduler({ global: 4, perAccount: 3, send: { timeoutMs: 60_000, allowPrivate: true, tls: { ca: ca.ca } } })
@@ -402,7 +408,7 @@ describe('fairness', () => {
       expect((api.db.$client.query("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'sending'").get() as { n: number }).n).toBe(3)
     } finally {
       for (const s of schedulers.splice(0)) await s.stop(0)
-      hole.stop(true)
+      hole.stop()
     }
   })
 })
@@ -410,12 +416,12 @@ describe('fairness', () => {
 describe('fairness within an account', () => {
   test("an account's endpoints at a black hole do not hold up its endpoint that answers: it gets its events before they are through their first attempts", async () => {
     api = startTestApi({ TOWLINE_WEBHOOK_ALLOW_PRIVATE: '1' })
-    const open = new Set<unknown>()
-    const hole = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { open(s) { open.add(s) }, close(s) { open.delete(s) }, data() {} } })
+    const hole = blackHole()
     try {
       const a = api.key('all')
       const holes: string[] = []
-      for (let i = 0; i < 4; i++) holes.push((await endpoint(a, `/hole-${i}`, `https://127.0.0.1:${hole.port}`)).id)
+      for (let i = 0; i < 4; i++) holes.push((await endpoint(a, `/hole-${i}`, hole.url)).id)
+      const triedAtHoles = () => (api.db.$client.query(`SELECT count(*) AS n FROM webhook_attempts WHERE endpoint_id IN (${holes.map(() => '?').join(', ')})`).get(...holes) as { n: number }).n
       // Made after the holes, so its events are the newest due: oldest-due-first alone would serve it last.
       await endpoint(a, '/answers')
       const jobs = 12
@@ -425,13 +431,13 @@ describe('fairness within an account', () => {
       await until(() => at('/answers').length === jobs, 20_000)
       // Four dead endpoints with twelve deliveries each: before, every slot stayed with them until
       // all 48 had been tried once. Now the live one had its twelve after a handful of them.
-      const tried = (api.db.$client.query(`SELECT count(*) AS n FROM webhook_attempts WHERE endpoint_id IN (${holes.map(() => '?').join(', ')})`).get(...holes) as { n: number }).n
+      const tried = triedAtHoles()
       expect(tried).toBeLessThan(holes.length * jobs / 2)
       // And the dead ones are still being tried, within their share.
-      await until(() => (api.db.$client.query(`SELECT count(*) AS n FROM webhook_attempts WHERE endpoint_id IN (${holes.map(() => '?').join(', ')})`).get(...holes) as { n: number }).n > tried)
+      await until(() => triedAtHoles() > tried)
     } finally {
       for (const s of schedulers.splice(0)) await s.stop(0)
-      hole.stop(true)
+      hole.stop()
     }
   }, 30_000)
 })

@@ -222,6 +222,13 @@ export interface EnhanceOptions {
 
 const NO_CONNECTION = 'No connection: nothing was sent. What you typed is kept; send it again when the connection is back.'
 
+/** The characters of `text` that take two UTF-16 units (emoji, rarer scripts). */
+function astral(text: string): number {
+  let n = 0
+  for (const ch of text) if (ch.length === 2) n++
+  return n
+}
+
 /**
  * A field's `maxlength` counts UTF-16 units in browsers, the server counts characters: an emoji
  * is two units and one character, so a 1,000-character message held only 500 emoji. While the
@@ -233,11 +240,6 @@ function countCharacters(form: HTMLFormElement): void {
     const limit = Number(field.dataset.maxChars ?? field.maxLength)
     if (!(limit > 0)) continue
     field.dataset.maxChars = String(limit)
-    const astral = (text: string) => {
-      let n = 0
-      for (const ch of text) if (ch.length === 2) n++
-      return n
-    }
     // Before text goes in (typed, pasted, dropped): room for as many of its characters as the
     // limit leaves, in the units they take (the browser cuts what goes over). After: what is there.
     field.addEventListener('beforeinput', (event) => {
