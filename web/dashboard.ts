@@ -19,7 +19,7 @@ for (const form of document.querySelectorAll<HTMLFormElement>('form')) enhanceFo
 if (!focusRefusal()) focusDone()
 
 
-// Times are rendered in UTC (the server does not know the reader's zone); shown here in the browser's.
+// Times marked data-local are rendered in UTC (the server does not know the reader's zone); shown here in the browser's.
 const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 for (const el of document.querySelectorAll<HTMLTimeElement>('time[data-local][datetime]')) {
   const at = Date.parse(el.dateTime)

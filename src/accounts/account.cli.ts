@@ -7,6 +7,7 @@ import { revokeKey } from './revoke-key'
 import { findKey, listAccounts, listKeys, listSites } from './account.queries'
 import { SCOPES } from './scopes'
 import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
+import { TIME_ZONE_HINT, timeZoneNamed } from '../platform/time-zone'
 import { iso } from '../platform/clock'
 import { addSite, SiteInputError } from './add-site'
 import { updateAccount } from './update-account'
@@ -88,8 +89,8 @@ const keysRevoke: Command = {
 const accountsCreate: Command = {
   name: 'accounts create',
   summary: 'Create another account (prints its id)',
-  usage: `towline accounts create --name NAME [--site-name NAME] [--country CC] [--phone PHONE] [--db FILE] [--json]\n\nPrints the new account id; then \`towline keys create --account ID ...\` makes a key for it.\n--country: where phone numbers without +country are from (default US; a two-letter ISO 3166 code such as US, CA, GB, AU, FR).\n--phone: the company phone customers see.`,
-  options: { ...DB_OPTIONS, name: { type: 'string' }, 'site-name': { type: 'string' }, country: { type: 'string' }, phone: { type: 'string' } },
+  usage: `towline accounts create --name NAME [--site-name NAME] [--country CC] [--phone PHONE] [--time-zone ZONE] [--db FILE] [--json]\n\nPrints the new account id; then \`towline keys create --account ID ...\` makes a key for it.\n--country: where phone numbers without +country are from (default US; a two-letter ISO 3166 code such as US, CA, GB, AU, FR).\n--phone: the company phone customers see.\n--time-zone: where the company works (an IANA name such as America/Chicago; default this machine's zone): its pages', invoices' and exports' days and times.`,
+  options: { ...DB_OPTIONS, name: { type: 'string' }, 'site-name': { type: 'string' }, country: { type: 'string' }, phone: { type: 'string' }, 'time-zone': { type: 'string' } },
   positionals: 0,
   run: ({ values }) => withDb(values, (db) => {
     if (!values.name?.trim()) throw new UsageError('--name is required')
@@ -98,7 +99,9 @@ const accountsCreate: Command = {
     if (!PHONE_COUNTRIES.includes(country)) throw new UsageError(`--country must be a two-letter ISO 3166 country code such as US, CA, GB, AU or FR (${PHONE_COUNTRIES.length} are known)`)
     const phone = values.phone?.trim() ? normalizePhone(values.phone, country) : null
     if (values.phone?.trim() && !phone) throw new UsageError(`--phone: "${values.phone}" is not a phone number; use the +country form`)
-    const { account, site } = createAccount(db, systemClock, { name: values.name, siteName: values['site-name'], defaultCountry: country, phone })
+    const timeZone = values['time-zone'] === undefined ? undefined : timeZoneNamed(values['time-zone'])
+    if (timeZone === null) throw new UsageError(`--time-zone ${TIME_ZONE_HINT}`)
+    const { account, site } = createAccount(db, systemClock, { name: values.name, siteName: values['site-name'], defaultCountry: country, phone, timeZone })
     if (values.json) return printJson({ object: 'account', id: account.id, name: account.name, sites: [{ id: site.id, name: site.name }], created_at: iso(account.createdAt) })
     process.stdout.write(account.id + '\n')
     process.stderr.write(`Created account "${account.name}" with site "${site.name}" (${site.id}).\n`)
@@ -115,35 +118,37 @@ const accountsList: Command = {
     const rows = listAccounts(db).map(accountView)
     if (values.json) return printJson({ object: 'list', data: rows.map((r) => ({ ...r, sites: listSites(db, r.id).map((x) => ({ id: x.id, name: x.name })) })) })
     process.stdout.write(table(rows.map((r) => ({ ...r, sites: listSites(db, r.id).map((x) => `${x.name} (${x.id})`).join(', '), phone: r.phone ?? '', sms_from: r.sms_from ?? '(TWILIO_FROM)' })),
-      ['id', 'name', 'default', 'phone', 'country', 'sms_from', 'sites', 'created_at']))
+      ['id', 'name', 'default', 'phone', 'country', 'time_zone', 'sms_from', 'sites', 'created_at']))
   }),
 }
 
 /** An account as the operator commands print it. */
 function accountView(a: AccountRow) {
-  return { object: 'account' as const, id: a.id, name: a.name, default: a.isDefault, phone: a.phone, country: a.defaultCountry, sms_from: a.smsFrom, payment_url: a.paymentUrl, created_at: iso(a.createdAt) }
+  return { object: 'account' as const, id: a.id, name: a.name, default: a.isDefault, phone: a.phone, country: a.defaultCountry, sms_from: a.smsFrom, payment_url: a.paymentUrl, time_zone: a.timeZone, created_at: iso(a.createdAt) }
 }
 
 const accountsUpdate: Command = {
   name: 'accounts update',
-  summary: "Change an account's company name, phone, phone country, sending number or payment link",
-  usage: `towline accounts update [ACCOUNT_ID] [--name NAME] [--phone PHONE] [--country CC] [--sms-from PHONE] [--payment-url URL] [--account ID] [--db FILE] [--json]
+  summary: "Change an account's company name, phone, phone country, sending number, payment link or time zone",
+  usage: `towline accounts update [ACCOUNT_ID] [--name NAME] [--phone PHONE] [--country CC] [--sms-from PHONE] [--payment-url URL] [--time-zone ZONE] [--account ID] [--db FILE] [--json]
 
 The company name and phone are what customers see (texts, the HELP reply). --country is where
 numbers without +country are from (a two-letter ISO 3166 code such as US or GB). --sms-from is the number this
 account's texts go out from and replies come back to (Twilio); "" goes back to TWILIO_FROM.
 --payment-url is the https address kept for the tracking page's Pay link; "" clears it.
+--time-zone is where the company works (an IANA name such as America/Chicago): the days and
+times of its pages, invoices and exports.
 "--phone ''" clears the phone. Without ACCOUNT_ID (or --account): the default account.
 The dashboard's Settings page changes the same (owners).`,
-  options: { ...DB_OPTIONS, name: { type: 'string' }, phone: { type: 'string' }, country: { type: 'string' }, 'sms-from': { type: 'string' }, 'payment-url': { type: 'string' }, account: { type: 'string' } },
+  options: { ...DB_OPTIONS, name: { type: 'string' }, phone: { type: 'string' }, country: { type: 'string' }, 'sms-from': { type: 'string' }, 'payment-url': { type: 'string' }, 'time-zone': { type: 'string' }, account: { type: 'string' } },
   positionals: 1,
   run: ({ values, positionals }) => withDb(values, async (db, _config, links) => {
     const account = accountFor(db, positionals[0] ?? values.account)
-    if ([values.name, values.phone, values.country, values['sms-from'], values['payment-url']].every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --phone, --country, --sms-from or --payment-url')
+    if ([values.name, values.phone, values.country, values['sms-from'], values['payment-url'], values['time-zone']].every((v) => v === undefined)) throw new UsageError('nothing to change: give --name, --phone, --country, --sms-from, --payment-url or --time-zone')
     const ctx = createContextFactory({ db, clock: systemClock, links }).forOperator(account.id)
-    const a = await asUsage(() => updateAccount(ctx, { name: values.name, phone: values.phone, country: values.country, smsFrom: values['sms-from'], paymentUrl: values['payment-url'] }))
+    const a = await asUsage(() => updateAccount(ctx, { name: values.name, phone: values.phone, country: values.country, smsFrom: values['sms-from'], paymentUrl: values['payment-url'], timeZone: values['time-zone'] }))
     if (values.json) return printJson(accountView(a))
-    process.stdout.write(`${a.id} "${a.name}" phone ${a.phone ?? '(none)'}, numbers read in ${a.defaultCountry}, texts from ${a.smsFrom ?? 'TWILIO_FROM'}, payment link ${a.paymentUrl ?? '(none)'}.\n`)
+    process.stdout.write(`${a.id} "${a.name}" phone ${a.phone ?? '(none)'}, numbers read in ${a.defaultCountry}, texts from ${a.smsFrom ?? 'TWILIO_FROM'}, payment link ${a.paymentUrl ?? '(none)'}, times in ${a.timeZone}.\n`)
   }),
 }
 

@@ -13,6 +13,8 @@ export const accounts = sqliteTable('accounts', {
   smsFrom: text('sms_from'),
   /** Where the tracking page's **Pay** link sends the customer (https), or null. */
   paymentUrl: text('payment_url'),
+  /** The company's time zone (IANA, such as America/Los_Angeles): the days and clock times its pages, invoices and exports use. */
+  timeZone: text('time_zone').notNull().default('UTC'),
   createdAt: integer('created_at').notNull(),
 }, (t) => [index('accounts_sms_from_idx').on(t.smsFrom)])
 

@@ -14,6 +14,8 @@ export interface Principal {
   accountPhone: string | null
   /** Country phone numbers without +country are read in. */
   defaultCountry: string
+  /** The company's time zone (IANA). */
+  timeZone: string
   scopes: Scope[]
   /** Site ids the key is limited to, or null for every site of the account. */
   siteIds: string[] | null
@@ -29,7 +31,7 @@ function unauthorized(message: string, invalidToken: boolean): AppError {
   })
 }
 
-type KeyLookupRow = { id: string; name: string; account_id: string; account_name: string; account_phone: string | null; default_country: string; scopes: string; site_ids: string | null; last_used_at: number | null }
+type KeyLookupRow = { id: string; name: string; account_id: string; account_name: string; account_phone: string | null; default_country: string; time_zone: string; scopes: string; site_ids: string | null; last_used_at: number | null }
 
 /** Bumped by every in-process change to keys, accounts or sites, so cached principals are dropped at once. */
 let keysGeneration = 0
@@ -46,7 +48,7 @@ export function keysChanged(): void {
  */
 export function createAuthenticator(db: Db, nowMs: () => number) {
   const lookup = db.$client.prepare<KeyLookupRow, [string]>(
-    `SELECT k.id, k.name, k.account_id, a.name AS account_name, a.phone AS account_phone, a.default_country, k.scopes, k.site_ids, k.last_used_at
+    `SELECT k.id, k.name, k.account_id, a.name AS account_name, a.phone AS account_phone, a.default_country, a.time_zone, k.scopes, k.site_ids, k.last_used_at
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.hash = ? AND k.revoked_at IS NULL`,
   )
@@ -90,7 +92,7 @@ export function createAuthenticator(db: Db, nowMs: () => number) {
       const sites = sitesOf.all(row.account_id).filter((s) => !siteIds || siteIds.includes(s.id))
       hit = {
         principal: {
-          keyId: row.id, keyName: row.name, accountId: row.account_id, accountName: row.account_name, accountPhone: row.account_phone, defaultCountry: row.default_country,
+          keyId: row.id, keyName: row.name, accountId: row.account_id, accountName: row.account_name, accountPhone: row.account_phone, defaultCountry: row.default_country, timeZone: row.time_zone,
           scopes: JSON.parse(row.scopes), siteIds, sites,
         },
         touchedAt: row.last_used_at ?? 0,

@@ -6,6 +6,7 @@ import { requirePermission } from './actor'
 import { keysChanged } from './authenticate'
 import { nameProblem } from '../platform/chars'
 import { MAX_COMPANY_NAME } from './names'
+import { TIME_ZONE_HINT, timeZoneNamed } from '../platform/time-zone'
 
 /** A change to an account that cannot be made as asked (blank name, bad phone, unknown country...): 422, each problem by field. */
 export class AccountInputError extends AppError {
@@ -39,10 +40,10 @@ export function readAccountSettings(ctx: OperationContext): AccountRow {
 /**
  * Changes the context's account: its company name and phone (both shown to customers), the
  * country numbers without +country are read in, the number its texts are sent from (null: the
- * installation's TWILIO_FROM) and its payment link (https, or null). Every problem is reported
+ * installation's TWILIO_FROM), its payment link (https, or null) and its time zone (IANA). Every problem is reported
  * at once and nothing is written then. Returns the account as it now is.
  */
-export function updateAccount(ctx: OperationContext, input: { name?: string; phone?: string | null; country?: string; smsFrom?: string | null; paymentUrl?: string | null }): AccountRow {
+export function updateAccount(ctx: OperationContext, input: { name?: string; phone?: string | null; country?: string; smsFrom?: string | null; paymentUrl?: string | null; timeZone?: string }): AccountRow {
   const next: AccountRow = { ...readAccountSettings(ctx) }
   const problems: { path: string; message: string }[] = []
   if (input.name !== undefined) {
@@ -73,9 +74,14 @@ export function updateAccount(ctx: OperationContext, input: { name?: string; pho
     if (problem) problems.push({ path: 'payment_url', message: problem })
     else next.paymentUrl = raw || null
   }
+  if (input.timeZone !== undefined) {
+    const zone = timeZoneNamed(input.timeZone)
+    if (!zone) problems.push({ path: 'time_zone', message: TIME_ZONE_HINT })
+    else next.timeZone = zone
+  }
   if (problems.length) throw new AccountInputError(problems)
-  ctx.db.$client.query('UPDATE accounts SET name = ?, default_country = ?, phone = ?, sms_from = ?, payment_url = ? WHERE id = ?')
-    .run(next.name, next.defaultCountry, next.phone, next.smsFrom, next.paymentUrl, next.id)
+  ctx.db.$client.query('UPDATE accounts SET name = ?, default_country = ?, phone = ?, sms_from = ?, payment_url = ?, time_zone = ? WHERE id = ?')
+    .run(next.name, next.defaultCountry, next.phone, next.smsFrom, next.paymentUrl, next.timeZone, next.id)
   // API keys' cached principals carry the company name and phone their texts use: drop them.
   keysChanged()
   return next

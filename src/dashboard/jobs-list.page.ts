@@ -1,5 +1,6 @@
 import { checkboxField, formAlert, inputField, selectField, type FormState } from '../pages/form'
 import { html, type Html } from '../pages/html'
+import { localTimeText } from '../platform/time-zone'
 import { MAX_SEARCH_CHARS, type JobSearchHit, type JobSearchPage } from '../jobs/search-jobs'
 import { STATUSES } from '../jobs/job-status'
 import { vehicleLine } from './board.page'
@@ -17,8 +18,6 @@ const STATUS_OPTIONS = [
   ...STATUSES.map((s) => ({ value: s, label: STATUS_LABELS[s] })),
 ]
 
-/** "2026-11-21 09:05" in UTC: the day the From and To fields speak of, and the time. */
-const createdText = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ')
 
 /** The CSV export of this search: every job it finds, on every page. */
 export function jobsExportUrl(q: JobsQuery): string {
@@ -38,12 +37,12 @@ export function jobsListUrl(q: JobsQuery, cursor: string): string {
   return `/jobs?${params}`
 }
 
-function searchForm(form: FormState): Html {
+function searchForm(form: FormState, zone: string): Html {
   return html`<form method="get" action="/jobs" role="search" novalidate>
 ${formAlert(form)}
 ${inputField(form, { name: 'q', label: 'Search', type: 'search', hint: 'Customer name, phone, plate, reference or job id.', maxlength: MAX_SEARCH_CHARS, autocomplete: 'off' })}
 <div class="search-dates">
-<p class="field-hint">From and To are days (UTC) the jobs were created on, both included.</p>
+<p class="field-hint">From and To are the days the jobs were created on, both included, in the company's time zone (${zone}).</p>
 ${inputField(form, { name: 'from', label: 'From', type: 'date' })}
 ${inputField(form, { name: 'to', label: 'To', type: 'date' })}
 </div>
@@ -53,9 +52,9 @@ ${checkboxField(form, { name: 'archived', label: 'Include archived' })}
 </form>`
 }
 
-function row(j: JobSearchHit): Html {
+function row(j: JobSearchHit, zone: string): Html {
   return html`<tr data-job-id="${j.id}">
-<td><time datetime="${new Date(j.createdAt).toISOString()}">${createdText(j.createdAt)}</time></td>
+<td><time datetime="${new Date(j.createdAt).toISOString()}">${localTimeText(j.createdAt, zone)}</time></td>
 <td>${STATUS_LABELS[j.status] ?? j.status}${j.archived ? html` <span class="tag">Archived</span>` : ''}</td>
 <td><a href="/jobs/${j.id}">${j.customerName}</a>${j.customerPhone ? html`<br><span class="muted">${j.customerPhone}</span>` : ''}</td>
 <td>${j.pickup}</td>
@@ -65,16 +64,16 @@ function row(j: JobSearchHit): Html {
 </tr>`
 }
 
-function results(q: JobsQuery, page: JobSearchPage): Html {
+function results(q: JobsQuery, page: JobSearchPage, zone: string): Html {
   const searched = Boolean(q.q || q.from || q.to || q.status || q.archived)
   if (!page.hits.length) return html`<p class="notice notice-ok" role="status">${q.cursor ? 'No more jobs match this search.' : searched ? 'No jobs match this search.' : 'No jobs yet.'}</p>`
   const caption = `${searched ? 'Jobs found' : 'Recent jobs'}, newest first${q.cursor ? ' (continued)' : ''}`
   return html`<div class="table-scroll" role="region" aria-labelledby="jobs-caption" tabindex="0">
 <table class="jobs-table">
 <caption id="jobs-caption">${caption}</caption>
-<thead><tr><th scope="col">Created (UTC)</th><th scope="col">Status</th><th scope="col">Customer</th><th scope="col">Pickup</th><th scope="col">Vehicle</th><th scope="col">Unit</th><th scope="col">Reference</th></tr></thead>
+<thead><tr><th scope="col">Created</th><th scope="col">Status</th><th scope="col">Customer</th><th scope="col">Pickup</th><th scope="col">Vehicle</th><th scope="col">Unit</th><th scope="col">Reference</th></tr></thead>
 <tbody>
-${page.hits.map(row)}
+${page.hits.map((j) => row(j, zone))}
 </tbody>
 </table>
 </div>
@@ -82,9 +81,9 @@ ${page.nextCursor ? html`<nav class="pager" aria-label="Pages"><a href="${jobsLi
 <p><a href="${jobsExportUrl(q)}" download>Export CSV</a> <span class="muted">every job this search finds, on every page, with every milestone time</span></p>`
 }
 
-/** The jobs list: the search form, then the page of jobs it found, or nothing when the search was refused. */
-export function jobsListBody(form: FormState, q: JobsQuery, page: JobSearchPage | null): string {
+/** The jobs list: the search form, then the page of jobs it found, or nothing when the search was refused; days and times in the company's `zone`. */
+export function jobsListBody(form: FormState, q: JobsQuery, page: JobSearchPage | null, zone: string): string {
   return html`<h1>Jobs</h1>
-${searchForm(form)}
-${page ? results(q, page) : ''}`.text
+${searchForm(form, zone)}
+${page ? results(q, page, zone) : ''}`.text
 }

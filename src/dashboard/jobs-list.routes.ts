@@ -25,14 +25,14 @@ export function jobsListRoutes(session: SessionPlugin) {
       const form = blankForm({ q: q.q, from: q.from, to: q.to, status: q.status, archived: q.archived ? 'on' : undefined })
       try {
         const page = searchJobs(ctx, { q: q.q, from: q.from, to: q.to, status: q.status, includeArchived: q.archived, cursor: q.cursor || undefined })
-        return dashboardPage({ title: 'Jobs', user, active: 'jobs', body: jobsListBody(form, q, page) })
+        return dashboardPage({ title: 'Jobs', user, active: 'jobs', body: jobsListBody(form, q, page, ctx.account.timeZone) })
       } catch (err) {
         if (!(err instanceof AppError) || err.errorCode !== 'validation_failed') throw err
         // Refused: each message beside its field, all of them in the summary, and no list.
         const fields = (err.details.fields ?? []) as { path: string; message: string }[]
         const refused: FormState = { ...form, errors: Object.fromEntries(fields.map((f) => [f.path, f.message])) }
         refused.alert = `The search was not run. ${fields.map((f) => `${SEARCH_LABELS[f.path] ?? f.path}: ${f.message}.`).join(' ')}`
-        return dashboardPage({ title: 'Jobs', user, active: 'jobs', body: jobsListBody(refused, q, null), status: 422 })
+        return dashboardPage({ title: 'Jobs', user, active: 'jobs', body: jobsListBody(refused, q, null, ctx.account.timeZone), status: 422 })
       }
     }, { signedIn: 'dispatcher' })
 }

@@ -63,7 +63,7 @@ describe('the jobs list', () => {
     expect(page.status).toBe(200)
     expect(page.ids).toEqual([pct, elo, bob, ann])
     expect(page.html).toContain('<caption id="jobs-caption">Recent jobs, newest first</caption>')
-    for (const h of ['Created (UTC)', 'Status', 'Customer', 'Pickup', 'Vehicle', 'Unit', 'Reference']) expect(page.html).toContain(`<th scope="col">${h}</th>`)
+    for (const h of ['Created', 'Status', 'Customer', 'Pickup', 'Vehicle', 'Unit', 'Reference']) expect(page.html).toContain(`<th scope="col">${h}</th>`)
     expect(page.html).toContain(`<a href="/jobs/${ann}">Ann Lee</a>`)
     expect(page.html).toContain('Honda, 7ABC123')
     expect(page.html).toContain('MC-88412')
@@ -152,7 +152,7 @@ describe('the jobs list', () => {
     expect(await found({ archived: 'on' })).toEqual([old, kept])
   })
 
-  test('From and To take whole UTC days of creation, both ends included', async () => {
+  test('From and To take whole days of creation in the company\'s time zone (here UTC), both ends included', async () => {
     api.clock.ms = Date.parse('2026-03-01T00:00:00.000Z')
     const first = (await makeJob(api, key)).id
     api.clock.ms = Date.parse('2026-03-01T23:59:59.999Z')
@@ -165,6 +165,23 @@ describe('the jobs list', () => {
     expect(await found({ from: '2026-03-02' })).toEqual([later, next])
     expect(await found({ to: '2026-03-02' })).toEqual([next, late, first])
     expect(await found({ from: '2026-03-02', to: '2026-03-11' })).toEqual([next])
+  })
+
+  test('in a company set to Los Angeles, a day is Los Angeles\' day (23 hours when the clocks go forward), and the list shows its times there', async () => {
+    updateAccount(api.contexts.forOperator(api.accountId), { timeZone: 'America/Los_Angeles' })
+    // 7 March 2026 (PST, UTC-8) and 8 March, when clocks go forward at 02:00 (PDT, UTC-7 from then).
+    const at = async (isoTime: string) => { api.clock.ms = Date.parse(isoTime); return (await makeJob(api, key)).id as string }
+    const lateOn7th = await at('2026-03-08T07:59:59.999Z') // 23:59:59.999 on the 7th
+    const startOf8th = await at('2026-03-08T08:00:00.000Z') // 00:00 on the 8th
+    const endOf8th = await at('2026-03-09T06:59:59.999Z') // 23:59:59.999 PDT on the 8th
+    const startOf9th = await at('2026-03-09T07:00:00.000Z')
+    expect(await found({ from: '2026-03-08', to: '2026-03-08' })).toEqual([endOf8th, startOf8th])
+    expect(await found({ to: '2026-03-07' })).toEqual([lateOn7th])
+    expect(await found({ from: '2026-03-09' })).toEqual([startOf9th])
+    const page = await open({ from: '2026-03-08', to: '2026-03-08' })
+    expect(page.html).toContain(`<time datetime="2026-03-09T06:59:59.999Z">2026-03-08 23:59 PDT</time>`)
+    expect(page.html).toContain(`<time datetime="2026-03-08T08:00:00.000Z">2026-03-08 00:00 PST</time>`)
+    expect(page.html).toContain('in the company\'s time zone (America/Los_Angeles)')
   })
 
   test('To before From, a day that does not exist or an unknown status is refused beside its field: 422, and nothing listed', async () => {

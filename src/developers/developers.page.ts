@@ -19,9 +19,9 @@ export interface EndpointSummary {
 /** A secret shown once, in the response of the POST that made it: its heading, the read-only field's label, what it is for. */
 export interface ShownSecret { heading: string; label: string; value: string; note: string }
 
-/** A time as people read it, with the exact one for machines: "2026-11-21 09:00 UTC". */
+/** A time as people read it, in their own time zone (the dashboard script; "2026-11-21 09:00 UTC" without it), with the exact one for machines. */
 export function when(isoTime: string | null, never = 'never'): Html {
-  return isoTime ? timeTag(isoTime) : html`${never}`
+  return isoTime ? timeTag(isoTime, { local: true }) : html`${never}`
 }
 
 /** A secret in a read-only field to copy, with the warning that it is not shown again. */

@@ -9,7 +9,8 @@ import { invoiceView, type InvoiceRow, type InvoiceView } from './invoice.view'
 
 /** What a printed invoice says: the company, the invoice, and the job it was raised against. */
 export interface InvoiceDocument {
-  company: { name: string; phone: string | null }
+  /** The company issuing it; its time zone dates the invoice and its payments. */
+  company: { name: string; phone: string | null; timeZone: string }
   invoice: InvoiceView
   job: {
     id: string
@@ -25,7 +26,7 @@ function documentOf(db: Db, job: JobRow, inv: InvoiceRow): InvoiceDocument {
   const account = findAccountById(db, job.accountId)
   const v = job.vehicle
   return {
-    company: { name: account?.name ?? '', phone: account?.phone ?? null },
+    company: { name: account?.name ?? '', phone: account?.phone ?? null, timeZone: account?.timeZone ?? 'UTC' },
     invoice: invoiceView(inv, listPaymentRows(db, inv.id)),
     job: {
       id: job.id, external_ref: job.externalRef, customer_name: job.customer.name,

@@ -6,7 +6,7 @@
  * for the job's customer through their tracking link (`/t/{token}/invoice`).
  */
 import { blankForm, formAlert, type FormState } from '../pages/form'
-import { attrs, html, timeTag, type Html } from '../pages/html'
+import { attrs, dayTag, html, timeTag, type Html } from '../pages/html'
 import { dollarsText } from '../platform/money'
 import type { DraftLine } from './draft-invoice'
 import type { InvoiceDocument } from './get-invoice'
@@ -159,13 +159,13 @@ export function invoiceDocumentHtml(doc: InvoiceDocument, opts: { customer: bool
     : ''
   const payments = inv.payments.length
     ? html`<div class="table-scroll"><table class="invoice-payments-table"><caption>Payments</caption><thead><tr><th scope="col">Date</th>${opts.customer ? '' : html`<th scope="col">Method</th>`}<th scope="col" class="num">Amount</th></tr></thead>
-<tbody>${inv.payments.map((p) => html`<tr><td>${timeTag(p.created_at)}</td>${opts.customer ? '' : html`<td>${p.method}</td>`}<td class="num">${money(p.amount_cents)}</td></tr>`)}</tbody></table></div>`
+<tbody>${inv.payments.map((p) => html`<tr><td>${dayTag(p.created_at, company.timeZone)}</td>${opts.customer ? '' : html`<td>${p.method}</td>`}<td class="num">${money(p.amount_cents)}</td></tr>`)}</tbody></table></div>`
     : ''
   return html`<article class="invoice-doc" aria-labelledby="h-invoice">
 <p class="no-print"><a href="${opts.backHref}">${opts.backText}</a></p>
 <header class="invoice-head">
 <div><p class="invoice-company">${company.name}</p>${company.phone ? html`<p>${company.phone}</p>` : ''}</div>
-<div><h1 id="h-invoice">Invoice ${inv.number}</h1><p>Date: ${timeTag(inv.issued_at)}</p><p>Status: <strong>${INVOICE_STATUS_LABELS[inv.status]}</strong></p></div>
+<div><h1 id="h-invoice">Invoice ${inv.number}</h1><p>Date: ${dayTag(inv.issued_at, company.timeZone)}</p><p>Status: <strong>${INVOICE_STATUS_LABELS[inv.status]}</strong></p></div>
 </header>
 <dl class="job-fields invoice-facts">
 ${opts.customer ? '' : fact('Job', job.id)}

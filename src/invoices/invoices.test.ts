@@ -412,6 +412,7 @@ describe('the job page\'s invoices', () => {
   })
 
   test('the printable invoice shows the company, number, date, job, customer, vehicle, route, lines, amounts, status and payments, with a print stylesheet', async () => {
+    api.clock.ms = Date.parse('2026-11-21T03:00:00.000Z')
     const { cookie } = await signIn()
     updateAccount(api.contexts.forOperator(api.accountId), { name: 'Joe & Sons Towing', phone: '+15035550100' })
     const job = await makeJob(api, key, { external_ref: 'MC-42', vehicle: { year: '2012', make: 'Honda', model: 'Civic', plate: '7ABC123' }, destination: "Joe's Garage" })
@@ -426,6 +427,12 @@ describe('the job page\'s invoices', () => {
     // Printing leaves out the dashboard's frame, its links back and every form and button.
     const href = page.text.match(/<link rel="stylesheet" href="([^"]+styles[^"]*\.css)">/)![1]!
     const css = (await get(href)).text
+    // Its date is the day it was issued where the company works: 03:00 on 21 November in UTC is the 20th in Los Angeles.
+    expect(page.text).toContain(`<p>Date: <time datetime="${inv.issued_at}">2026-11-21</time></p>`)
+    updateAccount(api.contexts.forOperator(api.accountId), { timeZone: 'America/Los_Angeles' })
+    const there = (await get(`/invoices/${inv.id}`, cookie)).text
+    expect(there).toContain(`<p>Date: <time datetime="${inv.issued_at}">2026-11-20</time></p>`)
+    expect(there).toMatch(/<td><time datetime="2026-11-21T03:00:00.000Z">2026-11-20<\/time><\/td><td>cash<\/td>/)
     expect(css.match(/@media print\{([^}]*)\{display:none ?!important\}/)?.[1]?.split(',').map((s) => s.trim()).sort()).toEqual(['.no-print', '.site-header', '.skip-link', 'button', 'form'])
   })
 })

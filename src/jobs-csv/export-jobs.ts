@@ -5,6 +5,9 @@ import { searchJobs, type SearchJobsInput } from '../jobs/search-jobs'
 import type { OperationContext } from '../operations/operation-context'
 import { validationFailed } from '../platform/errors'
 import { readIsoTime } from '../platform/time'
+import { startOfDayIn } from '../platform/time-zone'
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/
 import { unitsByIds } from '../units/unit.queries'
 import { EXPORT_COLUMNS } from './csv-columns'
 import { csvLine, UTF8_BOM } from './csv-text'
@@ -58,13 +61,14 @@ export function exportSearchedJobs(ctx: OperationContext, input: Omit<SearchJobs
 /** What the console's export is asked for, as typed. */
 export interface ExportWindowInput { since?: string; until?: string; statuses?: string[] }
 
-/** Reads the console's window (ISO times, statuses by name or comma list); 422 naming each bad one. */
-export function readExportWindow(input: ExportWindowInput): ExportWindow {
+/** Reads the console's window (ISO times, or days starting at midnight in the company's `zone`; statuses by name or comma list); 422 naming each bad one. */
+export function readExportWindow(input: ExportWindowInput, zone: string): ExportWindow {
   const problems: { path: string; message: string }[] = []
   const time = (path: string, raw: string | undefined) => {
     if (raw === undefined) return undefined
-    const ms = readIsoTime(raw.trim()) ?? readIsoTime(raw.trim(), { dateOnly: true })
-    if (ms === null) problems.push({ path, message: 'must be an ISO 8601 time with a zone, such as 2026-11-21T09:30:00Z, or a day, 2026-11-21 (midnight UTC)' })
+    const day = DAY.test(raw.trim()) && readIsoTime(raw.trim(), { dateOnly: true }) !== null ? raw.trim().split('-').map(Number) as [number, number, number] : null
+    const ms = day ? startOfDayIn(...day, zone) : readIsoTime(raw.trim())
+    if (ms === null) problems.push({ path, message: `must be an ISO 8601 time with a zone, such as 2026-11-21T09:30:00Z, or a day, 2026-11-21 (from midnight in ${zone})` })
     return ms ?? undefined
   }
   const since = time('since', input.since)

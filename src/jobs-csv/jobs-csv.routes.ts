@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { dashboardPage } from '../dashboard/shell'
 import { AppError } from '../platform/errors'
+import { dayIn } from '../platform/time-zone'
 import type { FormFields } from '../platform/forms'
 import { randomBase62 } from '../platform/ids'
 import { routeProps } from '../platform/route-props'
@@ -75,7 +76,7 @@ export function jobsCsvRoutes(session: SessionPlugin, deps: RouteDeps) {
       const q = query as Record<string, unknown>
       try {
         const chunks = exportSearchedJobs(ctx, { q: one(q.q), from: one(q.from), to: one(q.to), status: one(q.status), includeArchived: one(q.archived) !== '' })
-        return csvResponse(chunks, `towline-jobs-${new Date(ctx.clock.now()).toISOString().slice(0, 10)}.csv`)
+        return csvResponse(chunks, `towline-jobs-${dayIn(ctx.clock.now(), ctx.account.timeZone)}.csv`)
       } catch (err) {
         if (err instanceof AppError && err.errorCode === 'validation_failed') {
           const fields = (err.details.fields ?? []) as { path: string; message: string }[]

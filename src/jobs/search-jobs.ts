@@ -4,6 +4,7 @@ import { validationFailed } from '../platform/errors'
 import { decodeCursor, encodeCursor } from '../platform/paging'
 import { normalizePhone } from '../platform/phone'
 import { readIsoTime } from '../platform/time'
+import { startOfDayIn } from '../platform/time-zone'
 import { unitsByIds } from '../units/unit.queries'
 import { FINISHED, isStatus, STATUSES, type JobStatus } from './job-status'
 import type { JobVehicle } from './job.table'
@@ -14,9 +15,9 @@ import { charCount } from '../platform/chars'
 export interface SearchJobsInput {
   /** Customer name, phone, plate, reference or job id. */
   q?: string
-  /** First day of creation (YYYY-MM-DD, UTC), inclusive. */
+  /** First day of creation (YYYY-MM-DD, in the account's time zone), inclusive. */
   from?: string
-  /** Last day of creation (YYYY-MM-DD, UTC), inclusive. */
+  /** Last day of creation (YYYY-MM-DD, in the account's time zone), inclusive. */
   to?: string
   /** A status, `unfinished`, `finished`, or empty for any. */
   status?: string
@@ -54,7 +55,6 @@ export const MAX_SEARCH_CHARS = 100
 const PAGE_SIZE = 50
 /** The largest page a caller may ask for. */
 const MAX_PAGE_SIZE = 1000
-const DAY_MS = 86_400_000
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 const PHONE_LIKE = /^[+\d\s().\-\/]+$/
 const JOB_ID = /^job_[0-9a-z]{10,40}$/i
@@ -114,15 +114,17 @@ function matchesText(r: Row, s: TextSearch): boolean {
   return r.external_ref !== null && fold(r.external_ref).includes(s.folded)
 }
 
-/** Reads a YYYY-MM-DD day into its first millisecond (UTC), or null. */
-function readDay(raw: string): number | null {
-  return DATE.test(raw) ? readIsoTime(raw, { dateOnly: true }) : null
+/** Reads a YYYY-MM-DD day that exists into its year, month and day, or null. */
+function readDay(raw: string): [number, number, number] | null {
+  if (!DATE.test(raw) || readIsoTime(raw, { dateOnly: true }) === null) return null
+  const [y, m, d] = raw.split('-').map(Number) as [number, number, number]
+  return [y, m, d]
 }
 
 /**
  * Searches the account's jobs, finished and (when asked) archived ones included: by customer
  * name, phone (typed any common way, or its last four or more digits), plate, reference or job
- * id; by the day created (UTC: accounts have no time zone); by status or group. Newest first,
+ * id; by the day created (in the account's time zone); by status or group. Newest first,
  * cursor-paged. Bad input is one 422 naming every field at fault.
  */
 export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSearchPage {
@@ -132,9 +134,13 @@ export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSe
   if (charCount(q) > MAX_SEARCH_CHARS) problems.push({ path: 'q', message: `must be at most ${MAX_SEARCH_CHARS} characters` })
   const from = input.from?.trim() ? readDay(input.from.trim()) : undefined
   const to = input.to?.trim() ? readDay(input.to.trim()) : undefined
+  const zone = ctx.account.timeZone
+  // A day runs from its first instant in the company's zone to the next day's (23 or 25 hours when the clocks change).
+  const fromMs = from ? startOfDayIn(...from, zone) : undefined
+  const toMs = to ? startOfDayIn(to[0], to[1], to[2] + 1, zone) : undefined
   if (from === null) problems.push({ path: 'from', message: 'must be a date that exists, such as 2026-11-21' })
   if (to === null) problems.push({ path: 'to', message: 'must be a date that exists, such as 2026-11-21' })
-  if (typeof from === 'number' && typeof to === 'number' && to < from) problems.push({ path: 'to', message: 'must be the same day as From or later' })
+  if (fromMs !== undefined && toMs !== undefined && toMs <= fromMs) problems.push({ path: 'to', message: 'must be the same day as From or later' })
   const status = input.status?.trim() ?? ''
   let statuses: readonly string[] | undefined
   if (status === 'unfinished' || status === 'finished') statuses = STATUS_GROUPS[status]
@@ -152,8 +158,8 @@ export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSe
   const where = ['account_id = ?']
   const params: (string | number)[] = [ctx.scope.accountId]
   if (ctx.scope.siteIds) { where.push(`site_id IN (${ctx.scope.siteIds.map(() => '?').join(',')})`); params.push(...ctx.scope.siteIds) }
-  if (typeof from === 'number') { where.push('created_at >= ?'); params.push(from) }
-  if (typeof to === 'number') { where.push('created_at < ?'); params.push(to + DAY_MS) }
+  if (fromMs !== undefined) { where.push('created_at >= ?'); params.push(fromMs) }
+  if (toMs !== undefined) { where.push('created_at < ?'); params.push(toMs) }
   if (statuses) { where.push(`status IN (${statuses.map(() => '?').join(',')})`); params.push(...statuses) }
   if (!input.includeArchived) where.push('archived_at IS NULL')
 

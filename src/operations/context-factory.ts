@@ -33,7 +33,7 @@ export function createContextFactory(deps: ContextDeps) {
   const accountInfo = (accountId: string): AccountInfo => {
     const a = findAccountById(deps.db, accountId)
     if (!a) throw new AppError('not_found', `No account with id ${accountId} was found.`, { id: accountId })
-    return { id: a.id, name: a.name, phone: a.phone, defaultCountry: a.defaultCountry }
+    return { id: a.id, name: a.name, phone: a.phone, defaultCountry: a.defaultCountry, timeZone: a.timeZone }
   }
   // A key's actor, account and scope, made once per resolved principal (the authenticator makes a
   // new principal whenever keys or the database change) and shared by its requests, read-only.
@@ -45,7 +45,7 @@ export function createContextFactory(deps: ContextDeps) {
       if (!parts) {
         parts = {
           actor: { kind: 'system', via: 'key', keyId: p.keyId, scopes: p.scopes },
-          account: { id: p.accountId, name: p.accountName, phone: p.accountPhone, defaultCountry: p.defaultCountry },
+          account: { id: p.accountId, name: p.accountName, phone: p.accountPhone, defaultCountry: p.defaultCountry, timeZone: p.timeZone },
           scope: { accountId: p.accountId, siteIds: p.siteIds },
         }
         ofKey.set(p, parts)

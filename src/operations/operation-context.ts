@@ -12,6 +12,8 @@ export interface AccountInfo {
   phone: string | null
   /** Country phone numbers without +country are read in. */
   defaultCountry: string
+  /** The company's time zone (IANA): the days and clock times its pages and exports use. */
+  timeZone: string
 }
 
 /**

@@ -17,6 +17,7 @@
  *   scheme checked (the pages' policy blocks `javascript:` URLs, but do not rely on it alone).
  */
 import { escapeHtml } from '../platform/error-page'
+import { dayIn, localTimeText } from '../platform/time-zone'
 
 /** Markup that is already safe to insert: made by `html`, `raw` or `attrs`. */
 export class Html {
@@ -88,9 +89,18 @@ export function htmlResponse(page: Html, init: { status?: number; headers?: Reco
 }
 
 /**
- * A time for people, with the exact instant for machines: `<time datetime="…">2026-11-21 09:00 UTC</time>`.
- * `local` marks it for the page's script to show in the reader's time zone (the server does not know it).
+ * A time for people, with the exact instant for machines: `<time datetime="…">2026-11-21 09:00 PST</time>`,
+ * in the company's `zone` (UTC when none is given). `local` marks it for the page's script to show
+ * in the reader's own time zone instead.
  */
-export function timeTag(isoText: string, opts: { local?: boolean } = {}): Html {
-  return html`<time${attrs({ datetime: isoText, 'data-local': opts.local ?? false })}>${isoText.slice(0, 16).replace('T', ' ')} UTC</time>`
+export function timeTag(isoText: string, opts: { local?: boolean; zone?: string } = {}): Html {
+  const ms = Date.parse(isoText)
+  const text = Number.isFinite(ms) ? localTimeText(ms, opts.zone ?? 'UTC') : isoText
+  return html`<time${attrs({ datetime: isoText, 'data-local': opts.local ?? false })}>${text}</time>`
+}
+
+/** A day for people (an invoice's date): `<time datetime="…">2026-11-21</time>`, the day it was in the company's `zone`. */
+export function dayTag(isoText: string, zone: string): Html {
+  const ms = Date.parse(isoText)
+  return html`<time${attrs({ datetime: isoText })}>${Number.isFinite(ms) ? dayIn(ms, zone) : isoText}</time>`
 }

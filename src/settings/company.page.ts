@@ -1,8 +1,12 @@
-import { formAlert, inputField, type FormState } from '../pages/form'
+import { formAlert, inputField, selectField, type FormState } from '../pages/form'
+import { TIME_ZONES } from '../platform/time-zone'
 import { html, type Html } from '../pages/html'
 
-/** The company form (`/settings`): name, phone and payment link, each saying where customers meet it. */
-export function companyBody(form: FormState, opts: { country: string; saved: boolean }): Html {
+/** The zones the form offers: every zone the runtime knows, and the account's own if it is another name for one (US/Pacific). */
+const zoneOptions = (current: string) => (TIME_ZONES.includes(current) ? TIME_ZONES : [current, ...TIME_ZONES]).map((z) => ({ value: z, label: z.replaceAll('_', ' ') }))
+
+/** The company form (`/settings`): name, phone, payment link (each saying where customers meet it) and time zone. */
+export function companyBody(form: FormState, opts: { country: string; timeZone: string; saved: boolean }): Html {
   return html`${opts.saved ? html`<p class="notice notice-ok" role="status">Saved. Texts written from now on use these settings.</p>` : ''}
 <form method="post" action="/settings" class="settings-form" novalidate>
 ${formAlert(form)}
@@ -11,7 +15,9 @@ ${inputField(form, { name: 'name', label: 'Company name', required: true, autoco
 ${inputField(form, { name: 'phone', label: 'Company phone', type: 'tel', autocomplete: 'tel',
     hint: `Given to customers who text HELP. Numbers without + are read as ${opts.country} numbers and kept in the +country form. Leave empty for none.` })}
 ${inputField(form, { name: 'payment_url', label: 'Payment link', type: 'url', inputmode: 'url', placeholder: 'https://',
-    hint: 'The https address where the tracking page\'s Pay link will send a customer with an unpaid invoice (the tracking page is to come). Leave empty for none.' })}
+    hint: 'The https address where the tracking page\'s Pay link sends a customer with an unpaid invoice (with its number and amount). Leave empty for none: the Pay link then shows the printable invoice.' })}
+${selectField(form, { name: 'time_zone', label: 'Time zone', required: true, options: zoneOptions(opts.timeZone),
+    hint: 'Where the company works: the dates and times of the dashboard, invoices and exports, and the days the jobs list\'s From and To mean.' })}
 <button type="submit">Save settings</button>
 </form>`
 }

@@ -33,8 +33,8 @@ export function settingsRoutes(session: SessionPlugin, _deps: RouteDeps) {
 
   const company = (user: SessionUser, ctx: OperationContext, form: FormState | null, saved = false, status = 200) => {
     const account = readAccountSettings(ctx)
-    const state = form ?? blankForm({ name: account.name, phone: account.phone ?? '', payment_url: account.paymentUrl ?? '' })
-    return settingsPage({ user, tab: 'company', title: 'Company settings', body: companyBody(state, { country: account.defaultCountry, saved }), status })
+    const state = form ?? blankForm({ name: account.name, phone: account.phone ?? '', payment_url: account.paymentUrl ?? '', time_zone: account.timeZone })
+    return settingsPage({ user, tab: 'company', title: 'Company settings', body: companyBody(state, { country: account.defaultCountry, timeZone: account.timeZone, saved }), status })
   }
 
   const templates = (user: SessionUser, ctx: OperationContext, refused: { name: TemplateName; form: FormState } | null, saved: TemplateName | null, status = 200) => {
@@ -70,10 +70,10 @@ export function settingsRoutes(session: SessionPlugin, _deps: RouteDeps) {
     .post('/settings', ({ user, ctx, body }) => {
       const f = body as FormFields
       try {
-        updateAccount(ctx, { name: field(f, 'name'), phone: field(f, 'phone'), paymentUrl: field(f, 'payment_url') })
+        updateAccount(ctx, { name: field(f, 'name'), phone: field(f, 'phone'), paymentUrl: field(f, 'payment_url'), timeZone: field(f, 'time_zone') || undefined })
       } catch (err) {
         if (!isRefusal(err)) throw err
-        return company(user, ctx, refusedForm(err, { name: field(f, 'name'), phone: field(f, 'phone'), payment_url: field(f, 'payment_url') }), false, 422)
+        return company(user, ctx, refusedForm(err, { name: field(f, 'name'), phone: field(f, 'phone'), payment_url: field(f, 'payment_url'), time_zone: field(f, 'time_zone') }), false, 422)
       }
       return seeOther('/settings?saved=1')
     }, { ...owner, accepts: FORM(8) })

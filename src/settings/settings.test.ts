@@ -86,7 +86,7 @@ const OWNER_ROUTES: [string, string, Record<string, string>][] = [
 /** Everything the Settings pages could have written, to compare before and after a refused request. */
 function writable() {
   return JSON.stringify([
-    api.db.$client.query('SELECT name, phone, payment_url FROM accounts ORDER BY id').all(),
+    api.db.$client.query('SELECT name, phone, payment_url, time_zone FROM accounts ORDER BY id').all(),
     api.db.$client.query('SELECT * FROM text_templates').all(),
     api.db.$client.query('SELECT * FROM sms_consents').all(),
     api.db.$client.query('SELECT id, email, role, password_hash, disabled_at, updated_at FROM users ORDER BY id').all(),
@@ -189,6 +189,32 @@ describe('company settings', () => {
       expect(fieldError(await r.text(), 'payment_url')).not.toBe('')
     }
     expect(writable()).toBe(before)
+  })
+
+  test('Time zone: a select of every zone with the company\'s chosen; saving one moves the jobs list\'s days there and the console reads it; an unknown zone is refused beside the field', async () => {
+    const page = await (await get('/settings')).text()
+    expect(page).toMatch(/<label for="f-time_zone">Time zone<\/label>/)
+    expect(page).toMatch(/<select[^>]*id="f-time_zone"[^>]*>/)
+    expect(page).toContain('<option value="UTC" selected>UTC</option>')
+    expect(page).toContain('<option value="America/Los_Angeles">America/Los Angeles</option>')
+    expect((await post('/settings', { name: 'Harbor Towing', phone: '', payment_url: '', time_zone: 'America/Chicago' })).status).toBe(303)
+    expect(towline('accounts', 'list').data[0]).toMatchObject({ time_zone: 'America/Chicago' })
+    expect(await (await get('/settings')).text()).toContain('<option value="America/Chicago" selected>America/Chicago</option>')
+    expect(await (await get('/jobs')).text()).toContain("in the company's time zone (America/Chicago)")
+    // A form without the field (a tab opened before it existed) leaves the zone as it is.
+    expect((await post('/settings', { name: 'Harbor Towing', phone: '', payment_url: '' })).status).toBe(303)
+    expect(towline('accounts', 'list').data[0]).toMatchObject({ time_zone: 'America/Chicago' })
+
+    const before = writable()
+    for (const bad of ['Mars/Olympus', '+05:00', 'PST', '../../etc/passwd', 'x'.repeat(300)]) {
+      const r = await post('/settings', { name: 'Renamed Towing', phone: '', payment_url: '', time_zone: bad })
+      expect(r.status).toBe(422)
+      expect(fieldError(await r.text(), 'time_zone')).toContain('time zone name such as America/Los_Angeles')
+    }
+    expect(writable()).toBe(before)
+    // The console: the same check, the same field.
+    expect(towlineFails('accounts', 'update', '--time-zone', 'Mars/Olympus').stderr).toContain('time zone name such as America/Los_Angeles')
+    expect(towline('accounts', 'update', '--time-zone', 'europe/london')).toMatchObject({ time_zone: 'Europe/London' })
   })
 })
 

@@ -1,5 +1,5 @@
 import { dashboardPage } from '../dashboard/shell'
-import { html, type Html } from '../pages/html'
+import { html, timeTag, type Html } from '../pages/html'
 import type { SessionUser } from '../users/sessions'
 
 /** The Settings pages, in the order of their navigation. */
@@ -31,8 +31,8 @@ export function savedNotice(text: string | null): Html | '' {
   return text ? html`<p class="notice notice-ok" role="status">${text}</p>` : ''
 }
 
-/** A time as the Settings pages show it: UTC to the minute, machine-readable in `datetime`. */
+/** A time as the Settings pages show it: to the minute in the reader's time zone (the dashboard script; UTC without it), machine-readable in `datetime`. */
 export function timeText(iso: string | null, never = 'Never'): Html | string {
   if (!iso) return never
-  return html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`
+  return timeTag(iso, { local: true })
 }

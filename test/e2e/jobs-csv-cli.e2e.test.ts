@@ -123,4 +123,18 @@ describe('towline jobs export', () => {
     const body = (t: string) => readRecords(t.replace(/^\ufeff/, ''), ',').map((r) => r.cells.slice(1).join('|')).sort()
     expect(body(again.stdout)).toEqual(body(readFileSync(out, 'utf8')))
   })
+
+  test('a day given to --since and --until starts at midnight where the company works (accounts create --time-zone)', async () => {
+    const island = run(['accounts', 'create', '--name', 'Island Towing', '--time-zone', 'pacific/kiritimati']).stdout.trim()
+    expect(JSON.parse(run(['accounts', 'list', '--json']).stdout).data.find((a: { id: string }) => a.id === island)).toMatchObject({ time_zone: 'Pacific/Kiritimati' })
+    // 14:05 in Portland on 2 and 3 March (22:05 UTC) is already 12:05 the next day in Kiritimati (UTC+14).
+    expect(run(['jobs', 'import', file('island.csv', csvText(BASIC_HEADER, [completedRow(7001), completedRow(7002)])), '--account', island]).code).toBe(0)
+    const refs = (args: string[]) => readRecords(run(['jobs', 'export', '--account', island, ...args]).stdout.replace(/^\ufeff/, ''), ',').slice(1).map((r) => r.cells[1])
+    expect(refs(['--since', '2026-03-03', '--until', '2026-03-04'])).toEqual(['HIST-7001'])
+    expect(refs(['--since', '2026-03-04'])).toEqual(['HIST-7002'])
+    expect(refs(['--since', '2026-03-02T22:05:00Z', '--until', '2026-03-02T22:05:00.001Z'])).toEqual(['HIST-7001'])
+    const bad = run(['accounts', 'create', '--name', 'Nowhere Towing', '--time-zone', 'Mars/Olympus'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--time-zone must be a time zone name such as America/Los_Angeles')
+  })
 })
