@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-// `bunx towline` / `npx towline` entry: runs the CLI from source under Bun.
+// The CLI from source under Bun: the package's command (bin/towline.js) runs this, under Bun itself or by handing over to it.
 import { main } from '../src/main.ts'
 
 const code = await main(process.argv.slice(2))

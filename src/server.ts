@@ -1,10 +1,10 @@
 import type { Config } from './config'
-import { openDatabase, closeDatabase, restrictToOwner } from './db/client'
+import { openDatabase, closeDatabase, restrictKeyToOwner, restrictToOwner } from './db/client'
 import { startCheckpointer } from './db/checkpointer'
 import { describeDatabase } from './db/location'
 import { dbFlag, selfCommand } from './cli/cli'
 import { migrateDatabase } from './db/migrate'
-import { openLinkKey } from './db/link-key'
+import { openLinkKey, recordLinkKey } from './db/link-key'
 import { ensureDefaultAccount } from './accounts/create-account'
 import { createHandler, type AppDeps } from './app'
 import { systemClock, type Clock } from './platform/clock'
@@ -71,10 +71,15 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   assets.catch(() => {})
   const loosened = restrictToOwner(config.dbPath)
   if (loosened.length) logger.warn({ files: loosened }, 'database files were readable by other users; made them owner-only')
+  const keyFile = restrictKeyToOwner(given.linkKeyFile)
+  if (keyFile === 'changed') logger.warn({ file: given.linkKeyFile }, 'the link key file was readable by other users; made it owner-only')
+  if (keyFile === 'readable') logger.warn({ file: given.linkKeyFile }, 'the link key file is readable by other users, and this user may not change that: with a copy of the database it opens every job link (chmod 600 it)')
   const db = writableDatabase(config.dbPath)
-  const { key, created: keyCreated } = openLinkKey(db, config.linkKeyFile)
-  if (keyCreated) logger.info({ file: config.linkKeyFile }, 'created the link key (keep it with the database: job links are sealed with it)')
+  const opened = openLinkKey(db, config.linkKeyFile)
+  const { key } = opened
   const applied = migrateDatabase(db, { linkKey: () => key })
+  recordLinkKey(db, config.linkKeyFile, opened, clock.now())
+  if (opened.created) logger.info({ file: config.linkKeyFile }, 'created the link key (keep it with the database: job links are sealed with it)')
   const links = { publicUrl: config.publicUrl, key }
   if (applied.length) logger.info({ applied }, 'migrations applied')
   const { account, created } = ensureDefaultAccount(db, clock)

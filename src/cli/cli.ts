@@ -1,10 +1,11 @@
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, realpathSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ConfigError, readConfig, type Config } from '../config'
 import { openDatabase, closeDatabase, type Db } from '../db/client'
 import { embeddedMigrations, migrateDatabase, pendingMigrations } from '../db/migrate'
 import { embeddedPgMigrations } from '../db/pg/migrate-postgres'
-import { openLinkKey } from '../db/link-key'
+import { openLinkKey, recordLinkKey } from '../db/link-key'
 import type { JobLinks } from '../jobs/job-links'
 import { AppError } from '../platform/errors'
 import { findAccountById, type AccountRow } from '../accounts/account.queries'
@@ -48,10 +49,18 @@ export function configFrom(values: Record<string, any>): Config {
   return readConfig(process.env, values)
 }
 
-/** How an operator runs a command of this very program (binary, bunx or source). */
+/**
+ * How an operator runs a command of this very program: the binary's path; `npm run towline --` in
+ * the source tree; for the package, `npx towline` where this folder has it installed, else Bun on
+ * this copy's own entry (never a bare `bunx towline`, which would fetch whatever package holds that
+ * name on the registry).
+ */
 export function selfCommand(): string {
   if (COMPILED) return process.execPath
-  return process.argv[1]?.endsWith('bin/towline.ts') ? 'bunx towline' : 'npm run towline --'
+  const entry = process.argv[1] ?? ''
+  if (!entry.endsWith('bin/towline.ts')) return 'npm run towline --'
+  const installed = join(process.cwd(), 'node_modules', 'towline', 'bin', 'towline.ts')
+  return existsSync(installed) && realpathSync(installed) === realpathSync(entry) ? 'npx towline' : `bun ${entry}`
 }
 
 /** ` --db FILE` when the database is not the default one, so a printed command hits the same file (a URL without its password). */
@@ -84,8 +93,12 @@ export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config
         throw new ConfigError(`the database at ${describeDatabase(config.dbPath)} was made by an older towline: ${pending.length} migration${pending.length === 1 ? '' : 's'} to apply (${pending[0]}${pending.length > 1 ? ` to ${pending.at(-1)}` : ''}); nothing was changed. Back it up (${selfCommand()} backup FILE${dbFlag(config)}), then run ${selfCommand()} migrate${dbFlag(config)} (serve also does it)`)
       }
     }
-    const { key } = openLinkKey(db, config.linkKeyFile)
-    if (!opts.asItIs) migrateDatabase(db, { linkKey: () => key })
+    const opened = openLinkKey(db, config.linkKeyFile)
+    const { key } = opened
+    if (!opts.asItIs) {
+      migrateDatabase(db, { linkKey: () => key })
+      recordLinkKey(db, config.linkKeyFile, opened, Date.now())
+    }
     return await fn(db, config, { publicUrl: config.publicUrl, key })
   } finally {
     closeDatabase(db)

@@ -1,7 +1,8 @@
-import { existsSync, linkSync, rmSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { existsSync, linkSync, rmSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import type { Command } from '../cli/cli'
 import { configFrom, UsageError, withDb } from '../cli/cli'
+import { ConfigError } from '../config'
 import { copyWithKey } from './db.cli'
 import { describeDatabase, isPostgresUrl } from './location'
 import { createOwnerOnly } from './client'
@@ -24,6 +25,10 @@ verified table by table (towline db copy); pg_dump remains the PostgreSQL-native
   run: ({ values, positionals }) => {
     const target = positionals[0]
     if (!target) throw new UsageError('where to? give a file name')
+    const folder = dirname(resolve(target))
+    if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ConfigError(`the folder ${dirname(target)} does not exist; make it first (the backup and its key go there)`)
+    // The database file taken first, the key after: name the one that is in the way.
+    if (existsSync(target)) throw new ConfigError(`${target} exists; choose a new file name`)
     const config = configFrom(values)
     if (!isPostgresUrl(config.dbPath)) return backupSqlite(values, target)
     if (existsSync(`${target}.key`)) throw new UsageError(`${target}.key exists; choose a new file name (the backup's link key goes there)`)

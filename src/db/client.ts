@@ -101,6 +101,23 @@ export function restrictToOwner(path: string): string[] {
   return changed
 }
 
+/**
+ * Makes the link key file (src/db/link-key.ts) readable by its owner only, as the database: a
+ * copy of the database and its key reveals every link. Returns what was done: `changed` (it was
+ * readable by others), `readable` (it is, and this user may not change that), or null.
+ */
+export function restrictKeyToOwner(path: string): 'changed' | 'readable' | null {
+  if (!existsSync(path)) return null
+  const mode = statSync(path).mode
+  if ((mode & 0o077) === 0) return null
+  try {
+    chmodSync(path, mode & 0o700)
+    return 'changed'
+  } catch {
+    return 'readable'
+  }
+}
+
 /** True for a missing or empty file, or one that starts as a SQLite database does. */
 function looksLikeSqlite(path: string): boolean {
   if (!existsSync(path) || statSync(path).size === 0) return true

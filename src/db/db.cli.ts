@@ -4,7 +4,7 @@ import type { Command } from '../cli/cli'
 import { ConfigError, printJson, UsageError } from '../cli/cli'
 import { closeDatabase, createOwnerOnly, openDatabase, type Db } from './client'
 import { copyDatabase, CopyError, type TableCopy } from './copy-database'
-import { openLinkKey } from './link-key'
+import { openLinkKey, recordLinkKey } from './link-key'
 import { describeDatabase, isPostgresUrl } from './location'
 import { migrateDatabase } from './migrate'
 import { loadKeyFile, writeKeyFile } from '../platform/sealed'
@@ -34,8 +34,10 @@ export function copyWithKey(from: { location: string; keyFile: string }, to: { l
   let done = false
   try {
     source = openDatabase(from.location, { create: false })
-    const { key } = openLinkKey(source, from.keyFile)
+    const opened = openLinkKey(source, from.keyFile)
+    const { key } = opened
     migrateDatabase(source, { linkKey: () => key })
+    recordLinkKey(source, from.keyFile, opened, Date.now())
     if (existsSync(to.keyFile)) {
       if (!loadKeyFile(to.keyFile, { create: false }).key.equals(key)) throw new ConfigError(`${to.keyFile} holds another link key than ${from.keyFile}; the copy's links need the source's key (choose another --to-key)`)
     }

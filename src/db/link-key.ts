@@ -1,34 +1,72 @@
+import { createHmac } from 'node:crypto'
+import { existsSync, unlinkSync } from 'node:fs'
 import type { Db } from './client'
 import { loadKeyFile, SealKeyError, unseal } from '../platform/sealed'
 
 /** Whether the jobs table already has sealed link tokens (migration 0007 or later). */
 function sampleSealedToken(db: Db): string | null {
+  if (!hasTable(db, 'jobs')) return null
   // PostgreSQL's schema starts after 0007; SQLite's may be older.
   if (db.engine === 'sqlite') {
     const cols = db.$client.query<{ name: string }, []>("SELECT name FROM pragma_table_info('jobs')").all()
     if (!cols.some((c) => c.name === 'tracking_token_sealed')) return null
-  } else if (!db.$client.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'jobs' AND table_schema = current_schema()").get()) return null
+  }
   return db.$client.query<{ s: string }, []>('SELECT tracking_token_sealed AS s FROM jobs WHERE tracking_token_sealed IS NOT NULL LIMIT 1').get()?.s ?? null
 }
 
+function hasTable(db: Db, name: string): boolean {
+  return db.engine === 'sqlite'
+    ? db.$client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null
+    : db.$client.query('SELECT 1 FROM information_schema.tables WHERE table_name = ? AND table_schema = current_schema()').get(name) !== null
+}
+
+/** What the database keeps to name its link key: an HMAC of a fixed text under it, which reveals nothing of the key. */
+export function linkKeyCheck(key: Buffer): string {
+  return createHmac('sha256', key).update('towline link key check').digest('base64url')
+}
+
+/** The check the database recorded (migration 0017 and later), or null: none yet, or a database from before it. */
+function recordedCheck(db: Db): string | null {
+  if (!hasTable(db, 'installation')) return null
+  return db.$client.query<{ c: string }, []>('SELECT link_key_check AS c FROM installation WHERE id = 1').get()?.c ?? null
+}
+
+const MISSING = (path: string) => `${path} is missing: this database's tracking and driver links are sealed with its link key. Point TOWLINE_LINK_KEY_FILE at the key file serve uses (or copy it here from where the database came from; towline backup writes it beside the backup as FILE.key). Nothing was changed.`
+const FOREIGN = (path: string) => `${path} does not open this database's job links; it belongs to another database. Use the key file made with this database (towline backup writes it beside the backup as FILE.key), or point TOWLINE_LINK_KEY_FILE at it. Nothing was changed.`
+
 /**
  * Opens the link key the database's tracking and driver tokens are sealed with: the file at
- * `path`, created (0600) beside a database that holds no sealed token yet. A database whose
- * tokens the file cannot open, or whose key file is missing, is refused loudly: its links would
- * still work (lookups use hashes) but could never be shown again.
+ * `path`. The database names its key (`installation.link_key_check`, recorded by
+ * `recordLinkKey` once migrated); a key file that is not that key, or a missing one, is refused
+ * loudly before anything is sealed: its links would still work (lookups use hashes) but could
+ * never be shown again. Only a database that names no key and holds no sealed token yet (a new
+ * one) gets a new key file, created 0600. A database from before the check is recognised by a
+ * sealed token the key must open.
  */
 export function openLinkKey(db: Db, path: string): { key: Buffer; created: boolean } {
-  const sample = sampleSealedToken(db)
+  const recorded = recordedCheck(db)
+  const sample = recorded === null ? sampleSealedToken(db) : null
+  let loaded: { key: Buffer; created: boolean }
   try {
-    const loaded = loadKeyFile(path, { create: sample === null })
-    if (sample !== null && unseal(loaded.key, sample) === null) {
-      throw new SealKeyError(`${path} does not open this database's job links; it belongs to another database. Use the key file made with this database (towline backup writes it beside the backup as FILE.key).`)
-    }
-    return loaded
+    loaded = loadKeyFile(path, { create: recorded === null && sample === null })
   } catch (err) {
-    if (err instanceof SealKeyError && sample !== null && /does not exist/.test(err.message)) {
-      throw new SealKeyError(`${path} is missing: this database's tracking and driver links are sealed with it. Copy it from where the database came from (towline backup writes it beside the backup as FILE.key), or point TOWLINE_LINK_KEY_FILE at it.`)
-    }
+    if (err instanceof SealKeyError && /does not exist/.test(err.message)) throw new SealKeyError(MISSING(path))
     throw err
   }
+  const fits = recorded !== null ? linkKeyCheck(loaded.key) === recorded : sample === null || unseal(loaded.key, sample) !== null
+  if (!fits) throw new SealKeyError(FOREIGN(path))
+  return loaded
+}
+
+/**
+ * Records which key the (migrated) database's links are sealed with, when it names none yet.
+ * Two processes making a new database with different key files: the first to record wins, and
+ * the other is refused here, before sealing anything, its new key file removed again.
+ */
+export function recordLinkKey(db: Db, path: string, opened: { key: Buffer; created: boolean }, nowMs: number): void {
+  const check = linkKeyCheck(opened.key)
+  db.$client.query('INSERT INTO installation (id, link_key_check, created_at) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING').run(check, nowMs)
+  if (recordedCheck(db) === check) return
+  if (opened.created && existsSync(path)) unlinkSync(path)
+  throw new SealKeyError(FOREIGN(path))
 }

@@ -18,11 +18,13 @@ import m13 from '../../migrations/0013_back_office.sql' with { type: 'text' }
 import m14 from '../../migrations/0014_unit_positions.sql' with { type: 'text' }
 import m15 from '../../migrations/0015_older_secrets.sql' with { type: 'text' }
 import m16 from '../../migrations/0016_account_time_zone.sql' with { type: 'text' }
+import m17 from '../../migrations/0017_installation_link_key.sql' with { type: 'text' }
 import p0 from '../../migrations/postgres/0000_baseline.sql' with { type: 'text' }
 import p1 from '../../migrations/postgres/0001_rate_limit_buckets.sql' with { type: 'text' }
 import p2 from '../../migrations/postgres/0002_lease_holders.sql' with { type: 'text' }
 import p3 from '../../migrations/postgres/0003_older_secrets.sql' with { type: 'text' }
 import p4 from '../../migrations/postgres/0004_account_time_zone.sql' with { type: 'text' }
+import p5 from '../../migrations/postgres/0005_installation_link_key.sql' with { type: 'text' }
 
 export { journal, pgJournal }
 
@@ -45,6 +47,7 @@ export const SQL_BY_TAG: Record<string, string> = {
   "0014_unit_positions": m14,
   "0015_older_secrets": m15,
   "0016_account_time_zone": m16,
+  "0017_installation_link_key": m17,
 }
 
 /** The SQL of each PostgreSQL migration, by its journal tag. */
@@ -54,4 +57,5 @@ export const PG_SQL_BY_TAG: Record<string, string> = {
   "0002_lease_holders": p2,
   "0003_older_secrets": p3,
   "0004_account_time_zone": p4,
+  "0005_installation_link_key": p5,
 }

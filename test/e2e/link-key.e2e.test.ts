@@ -4,6 +4,7 @@
  * file, every command), and `towline backup FILE` writes FILE.key so a restore keeps working links.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, createKeyWithCli, freshFolder, startServer } from '../binary'
@@ -82,6 +83,40 @@ fileDescribe('the key file', () => {
       expect({ args, code: r.code }).toEqual({ args, code: 2 })
       expect(lines(r.stderr)).toEqual([expect.stringContaining('wrong.db.key does not open this database')])
     }
+  })
+
+  test('a new database names its key before it holds a link: a command run with another key file (or from another folder) is refused and makes none', () => {
+    const etc = join(folder.dir, 'etc.key')
+    expect(cli(folder.bin, ['migrate', '--db', 'fresh.db'], { cwd: folder.dir, env: { TOWLINE_LINK_KEY_FILE: etc } }).code).toBe(0)
+    expect(existsSync(etc)).toBe(true)
+    // The operator forgets the variable: demo, import, users... would have made fresh.db.key and sealed the demo's links with it.
+    for (const args of [['demo'], ['users', 'list'], ['migrate']]) {
+      const r = cli(folder.bin, [...args, '--db', 'fresh.db'], { cwd: folder.dir })
+      expect({ args, code: r.code }).toEqual({ args, code: 2 })
+      expect(lines(r.stderr)).toEqual([expect.stringContaining('fresh.db.key is missing')])
+    }
+    expect(existsSync(join(folder.dir, 'fresh.db.key'))).toBe(false)
+    copyFileSync(join(folder.dir, 'other.db.key'), join(folder.dir, 'fresh.db.key'))
+    const wrong = cli(folder.bin, ['demo', '--db', 'fresh.db'], { cwd: folder.dir })
+    expect(wrong.code).toBe(2)
+    expect(lines(wrong.stderr)).toEqual([expect.stringContaining('fresh.db.key does not open this database')])
+    const right = cli(folder.bin, ['demo', '--db', 'fresh.db'], { cwd: folder.dir, env: { TOWLINE_LINK_KEY_FILE: etc } })
+    expect({ code: right.code, stderr: right.code ? right.stderr : '' }).toEqual({ code: 0, stderr: '' })
+  })
+
+  test('a database from before the key was named is told by its links, and names it from then on', () => {
+    // towline.db as an older towline left it: sealed links, no key named.
+    copyFileSync(join(folder.dir, 'towline.db'), join(folder.dir, 'older.db'))
+    const db = new Database(join(folder.dir, 'older.db'))
+    db.exec('DELETE FROM installation')
+    db.close()
+    copyFileSync(join(folder.dir, 'other.db.key'), join(folder.dir, 'older.db.key'))
+    expect(lines(cli(folder.bin, ['jobs', 'list', '--db', 'older.db'], { cwd: folder.dir }).stderr)).toEqual([expect.stringContaining('older.db.key does not open this database')])
+    copyFileSync(join(folder.dir, 'towline.db.key'), join(folder.dir, 'older.db.key'))
+    expect(cli(folder.bin, ['jobs', 'list', '--db', 'older.db'], { cwd: folder.dir }).code).toBe(0)
+    const after = new Database(join(folder.dir, 'older.db'), { readonly: true })
+    expect(after.query('SELECT count(*) AS n FROM installation').get()).toEqual({ n: 1 })
+    after.close()
   })
 
   test('TOWLINE_LINK_KEY_FILE points a moved database at its key', async () => {

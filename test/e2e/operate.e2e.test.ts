@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { cli, databaseOf, freshFolder, startServerPerTest } from '../binary'
 import { TEST_ENGINE } from '../engine'
@@ -168,17 +168,23 @@ describe('commands that need a database never create one', () => {
     }
   })
 
-  test('serve tightens an existing database readable by others, and says so in the log', async () => {
+  test('serve tightens an existing database and its link key file readable by others, and says so in the log', async () => {
     const f = freshFolder()
     try {
       expect(cli(f.bin, ['migrate'], { cwd: f.dir }).code).toBe(0)
       chmodSync(join(f.dir, 'towline.db'), 0o644)
+      // The key file beside a SQLite database; PostgreSQL's is ./towline.key.
+      const keyFile = [join(f.dir, 'towline.db.key'), join(f.dir, 'towline.key')].find(existsSync)!
+      chmodSync(keyFile, 0o644)
       const s = await startServer(f.bin, { cwd: f.dir })
       expect(mode(join(f.dir, 'towline.db'))).toBe('600')
       expect(mode(join(f.dir, 'towline.db-wal'))).toBe('600')
+      expect(mode(keyFile)).toBe('600')
       const line = s.stdout().split('\n').find((l) => l.includes('made them owner-only'))
       expect(line).toBeDefined()
       expect(JSON.parse(line!)).toMatchObject({ level: 40, files: [expect.stringContaining('towline.db')] })
+      const keyLine = s.stdout().split('\n').find((l) => l.includes('link key file was readable'))
+      expect(JSON.parse(keyLine!)).toMatchObject({ level: 40, file: expect.stringContaining(basename(keyFile)) })
       expect(await s.stop()).toBe(0)
     } finally {
       f.cleanup()
@@ -242,8 +248,12 @@ describe('commands that need a database never create one', () => {
     Bun.write(join(dir, 'taken.db'), 'mine')
     const r = cli(folder.bin, ['backup', 'taken.db', '--db', 'b.db'], { cwd: dir })
     expect(r.code).not.toBe(0)
-    expect(r.stderr).toContain('exists')
+    expect(r.stderr).toBe('towline backup: taken.db exists; choose a new file name\n')
     expect(readFileSync(join(dir, 'taken.db'), 'utf8')).toBe('mine')
+    // Into a folder that is not there: one line naming it, nothing made.
+    const lost = cli(folder.bin, ['backup', 'no-such-folder/b.db', '--db', 'b.db'], { cwd: dir })
+    expect({ code: lost.code, stderr: lost.stderr }).toEqual({ code: 2, stderr: 'towline backup: the folder no-such-folder does not exist; make it first (the backup and its key go there)\n' })
+    expect(existsSync(join(dir, 'no-such-folder'))).toBe(false)
   })
 })
 

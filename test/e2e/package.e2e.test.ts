@@ -50,9 +50,17 @@ test('the package is publishable: licensed, not private, and npm corrects nothin
 
 test('the tarball holds what running needs (bin, src, migrations, the pages\' browser code, docs, README, LICENSE) and no tests', () => {
   const paths = packed.files.map((f) => f.path)
-  expect(paths).toEqual(expect.arrayContaining(['bin/towline.ts', 'src/main.ts', 'src/db/migrations.gen.ts', 'migrations/meta/_journal.json',
+  expect(paths).toEqual(expect.arrayContaining(['bin/towline.js', 'bin/towline.ts', 'src/main.ts', 'src/db/migrations.gen.ts', 'migrations/meta/_journal.json',
     'web/dashboard.ts', 'web/map.ts', 'web/styles.css', 'web/shared/live.ts', 'docs/errors.md', 'README.md', 'LICENSE', 'package.json']))
   expect(paths.filter((p) => p.endsWith('.test.ts') || p.startsWith('test/') || p.startsWith('dist/') || p.startsWith('scripts/'))).toEqual([])
+})
+
+test('npx towline with only Node hands over to the bun on PATH, or says in one line how to get one', () => {
+  const node = Bun.which('node')!
+  const withBun = Bun.spawnSync([node, join(ROOT, 'bin/towline.js'), '--version'], { cwd: dir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, PATH: `${join(ROOT, 'node_modules/.bin')}:/usr/bin:/bin` } })
+  expect({ code: withBun.exitCode, out: withBun.stdout.toString() }).toEqual({ code: 0, out: expect.stringMatching(new RegExp(`^towline ${pkg.version.replaceAll(".", "\\.")} `)) })
+  const noBun = Bun.spawnSync([node, join(ROOT, 'bin/towline.js'), '--help'], { cwd: dir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, PATH: '/usr/bin:/bin' } })
+  expect({ code: noBun.exitCode, stderr: noBun.stderr.toString() }).toEqual({ code: 127, stderr: 'towline runs on Bun, and no bun is on PATH: install it with `npm install -g bun`, then run this again.\n' })
 })
 
 test('bunx runs the packed tarball from an empty folder and creates nothing there', () => {
@@ -92,6 +100,9 @@ test('bunx serves from the packed tarball: the pages\' browser code builds from 
     }
     // serve listens only once web/ is built (from the package's files and its own leaflet), and then answers.
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
+    // The commands the banner gives run this very copy: never a bare `bunx towline`, which would fetch whatever the registry holds under that name.
+    expect(err).toMatch(/\n  bun \S+\/bin\/towline\.ts users create --db \S+ --email you@example\.com --role owner\n/)
+    expect(err).not.toContain('bunx towline')
     void reader
   } finally {
     process.kill(-proc.pid, 'SIGTERM')

@@ -6,16 +6,37 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PgClient, PgError } from './pg-client'
 import { startPgCluster, type PgCluster } from '../../../test/pg'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 let cluster: PgCluster
 let c: PgClient
+let dir: string
 beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'towline-pg-client-'))
   // Its own cluster: one test restarts it.
   cluster = startPgCluster()
   c = new PgClient(cluster.createDatabase({ name: 'client' }))
   c.exec('CREATE TABLE t (id text PRIMARY KEY, n bigint, x double precision, b bytea, flag bigint)')
 })
-afterAll(() => { c?.close(); cluster?.stop() })
+afterAll(() => { c?.close(); cluster?.stop(); if (dir) rmSync(dir, { recursive: true, force: true }) })
+
+describe('a database the role does not own', () => {
+  test('migrate and serve refuse it in one line naming the fix (PostgreSQL 15 and later: only the owner creates in public), and change nothing', () => {
+    const db = cluster.createDatabase({ name: 'not_owned' })
+    cluster.psql("CREATE ROLE visitor LOGIN; GRANT CONNECT ON DATABASE not_owned TO visitor; REVOKE CREATE ON SCHEMA public FROM PUBLIC", 'not_owned')
+    const url = db.replace('towline_test@', 'visitor@')
+    for (const args of [['migrate'], ['serve', '--port', '0', '--host', '127.0.0.1']]) {
+      const r = Bun.spawnSync(['bun', join(import.meta.dir, '../../main.ts'), ...args, '--db', url], { cwd: dir, env: { ...process.env, TOWLINE_LINK_KEY_FILE: join(dir, 'link.key') }, stdout: 'pipe', stderr: 'pipe' })
+      const err = r.stderr.toString().trim().split('\n').filter((l) => !l.startsWith('{'))
+      expect({ args, code: r.exitCode }).toEqual({ args, code: 2 })
+      expect(err).toEqual([expect.stringContaining('permission denied for schema public: towline makes its tables in the database\'s public schema')])
+      expect(err[0]).toContain('createdb -O ROLE DBNAME')
+    }
+    expect(cluster.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", 'not_owned').trim()).toBe('0')
+  })
+})
 
 describe('answers as bun:sqlite does', () => {
   test('numbers for bigint, count() and sum(); bytes as Uint8Array; get() of nothing is null; run() counts changes', () => {
