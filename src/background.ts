@@ -46,7 +46,7 @@ export function startBackgroundWork(deps: BackgroundDeps) {
   const provider = deps.provider ?? (config.smsProvider === 'twilio'
     ? twilioProvider({ ...config.twilio, statusCallbackUrl: `${config.publicUrl}/sms/twilio/status` })
     : logProvider(logger))
-  const texts = new TextSender({ db, clock, logger, provider, retryMs: config.smsRetryScheduleMs, links })
+  const texts = new TextSender({ db, clock, logger, provider, retryMs: config.smsRetryScheduleMs, maxAgeMs: config.smsMaxAgeMs, links })
   onTextsQueued(() => texts.wake())
   void texts.start()
   const stopWatch = watchOtherWriters(db, deps.watchMs ?? 1000, () => { endpointsChanged(); texts.wake(); deps.bus?.notify() },

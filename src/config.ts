@@ -30,6 +30,8 @@ export interface Config {
   smsReplyWindowMs: number
   /** Waits between attempts at a text the provider could not take. */
   smsRetryScheduleMs: number[]
+  /** How old a text may be and still go out; older ones are skipped as `expired`. */
+  smsMaxAgeMs: number
   /** How long webhook delivery history is kept beyond each endpoint's last 100 attempts. */
   webhookHistoryMs: number
   /** How long units' position history is kept (TOWLINE_POSITION_HISTORY_DAYS); fixes around a GOA job's arrival are kept regardless. */
@@ -156,6 +158,7 @@ export function readConfig(given: Record<string, string | undefined>, flags: Fla
       apiBase: (env.TOWLINE_TWILIO_API_BASE ?? 'https://api.twilio.com').replace(/\/+$/, ''),
     },
     smsRetryScheduleMs: parseSchedule(env.TOWLINE_SMS_RETRY_SCHEDULE ?? '30s,2m,10m,1h', 'TOWLINE_SMS_RETRY_SCHEDULE'),
+    smsMaxAgeMs: int('TOWLINE_SMS_MAX_AGE_HOURS', env.TOWLINE_SMS_MAX_AGE_HOURS, 6) * 3_600_000,
     webhookHistoryMs: int('TOWLINE_WEBHOOK_HISTORY_DAYS', env.TOWLINE_WEBHOOK_HISTORY_DAYS, 30) * 86_400_000,
     positionHistoryMs: int('TOWLINE_POSITION_HISTORY_DAYS', env.TOWLINE_POSITION_HISTORY_DAYS, 30) * 86_400_000,
     smsReplyWindowMs: int('TOWLINE_SMS_REPLY_WINDOW_HOURS', env.TOWLINE_SMS_REPLY_WINDOW_HOURS, 72, 0) * 3_600_000,

@@ -229,6 +229,29 @@ describe('what a waiting text meets when it goes out', () => {
   })
 })
 
+describe('texts written too long ago', () => {
+  test('a backlog older than the max age (the service was down, or an outbox from a version without a sender) is skipped as expired, never sent; what is new goes out', async () => {
+    api = startTestApi()
+    const key = api.key('all')
+    // Written while no sender ran: a job's texts, then seven hours pass.
+    const old = (await call(key, 'POST', '/jobs', { customer: { name: 'Old', phone: '503-555-0194', sms_consent: true }, pickup: { location: 'x' } })).body
+    expect((await call(key, 'PATCH', `/jobs/${old.id}`, { status: 'cancelled', cancel_reason: 'Found another ride' })).status).toBe(200)
+    api.clock.advance(7 * 3_600_000)
+    const fresh = (await call(key, 'POST', '/jobs', { customer: { name: 'New', phone: '503-555-0194', sms_consent: true }, pickup: { location: 'y' } })).body
+    const lines: string[] = []
+    const s = sender({ logger: { ...logger, warn: (o: object, m: string) => { lines.push(`${m} ${JSON.stringify(o)}`) } } as any, maxAgeMs: 6 * 3_600_000 })
+    s.start()
+    await until(() => textRows(fresh.id)[0].status === 'sent')
+    expect(textRows(old.id).map((t) => t.status)).toEqual(['skipped', 'skipped'])
+    expect(api.db.$client.query('SELECT DISTINCT skip_reason AS r FROM texts WHERE job_id = ?').all(old.id)).toEqual([{ r: 'expired' }])
+    // One text reached the number: the new job's.
+    expect(creates('+15035550194').map((c) => c.body)).toEqual([expect.stringContaining(fresh.tracking_url)])
+    expect(lines).toEqual([expect.stringContaining('texts written too long ago to be sent were skipped as expired {"texts":2,"max_age_hours":6}')])
+    // Through the API, as integrators read the outbox.
+    expect((await call(key, 'GET', `/jobs/${old.id}/texts`)).body.data.map((t: any) => [t.status, t.skip_reason])).toEqual([['skipped', 'expired'], ['skipped', 'expired']])
+  })
+})
+
 describe('the log provider', () => {
   test('logs neither the whole number nor any link of a text (the driver link acts as the driver)', async () => {
     api = startTestApi()

@@ -20,12 +20,17 @@ const SEALED_TRACKING_LINK = /\/t\/\{sealed:[^}]+\}/g
 
 type TextRow = { id: string; account_id: string; job_id: string | null; recipient: string; to_phone: string; from_number: string | null; body: string; status: string; attempts: number; sending_at: number | null; created_at: number; next_attempt_at: number | null; lease_owner: string | null }
 
+/** How old a text may be and still go out, unless configured: six hours. */
+export const DEFAULT_MAX_AGE_MS = 6 * 3_600_000
+
 export interface TextSenderDeps {
   db: Db
   clock: Clock
   logger: Logger
   provider: SmsProvider
   retryMs: number[]
+  /** How old a text may be and still go out (TOWLINE_SMS_MAX_AGE_HOURS): an older one is skipped as `expired`. */
+  maxAgeMs?: number
   /** Opens the job links the outbox stores sealed. */
   links: JobLinks
   /** Texts sent at once (to different numbers). */
@@ -51,6 +56,8 @@ export class TextSender {
   private timer: ReturnType<typeof setTimeout> | null = null
   private running = false
   private again = false
+  /** Texts skipped as expired in this pass, logged in one line at its end. */
+  private expiredInPass = 0
   private stopped = false
   private current: Promise<void> = Promise.resolve()
   private nextAt: number | null = null
@@ -141,6 +148,10 @@ export class TextSender {
       let i = 0
       await Promise.all(Array.from({ length: Math.min(width, phones.length) }, async () => { while (i < phones.length && !this.stopped) await sendInOrder(phones[i++]!) }))
       if (full) this.again = true
+      if (this.expiredInPass) {
+        this.deps.logger.warn({ texts: this.expiredInPass, max_age_hours: (this.deps.maxAgeMs ?? DEFAULT_MAX_AGE_MS) / 3_600_000 }, 'texts written too long ago to be sent were skipped as expired')
+        this.expiredInPass = 0
+      }
       // The next time something falls due. A text already due that did not go out waits behind
       // another to its number (a retry, a text being sent: their times are later than now, or
       // their commit wakes this sender), so it does not make the sender look again at once.
@@ -189,6 +200,7 @@ export class TextSender {
     // A claim transaction: the run's texts are locked without waiting (FOR UPDATE SKIP LOCKED on
     // PostgreSQL), not under the write lock, so instances claim side by side; the run stops at
     // the first text another transaction holds, and the rest wait behind it.
+    const expired: string[] = []
     const claimed: TextRow[] = inClaimTransaction(this.deps.db, () => {
       const taken: TextRow[] = []
       const locked = this.deps.db.engine === 'sqlite' ? null : new Set(this.q<{ id: string }>(
@@ -196,6 +208,13 @@ export class TextSender {
       ).all(run[0]!.to_phone, now, BATCH).map((r) => r.id))
       for (const t of run) {
         if (locked && !locked.has(t.id)) break
+        // Written long ago and never sent (the service was down, the provider out, or an outbox
+        // from a version without a sender): "your driver is on the way" is then wrong, not late.
+        if (now - t.created_at > (this.deps.maxAgeMs ?? DEFAULT_MAX_AGE_MS)) {
+          this.q("UPDATE texts SET status = 'skipped', skip_reason = 'expired', next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'queued'").run(now, t.id)
+          expired.push(t.id)
+          continue
+        }
         if (t.recipient === 'customer') {
           // The job as it is now, not as it was when the text was queued (a retry can wait an hour).
           const now_ = customerNow(t)
@@ -223,6 +242,7 @@ export class TextSender {
       }
       return taken
     })
+    this.expiredInPass += expired.length
     // Every update below holds only while the lease does.
     const mine = "id = ? AND status = 'sending' AND next_attempt_at = ?"
     const outcomes: (() => void)[] = []

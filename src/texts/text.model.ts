@@ -14,7 +14,7 @@ export const TextMessage = named('JobText', t.Object({
   template: t.String({ description: 'Which template the body came from, e.g. request_received, status_en_route, driver_job_link.' }),
   body: t.String({ description: "The text as sent (or as it would have been, for skipped texts); a driver's job link shows as [driver link]." }),
   status: oneOf(['queued', 'skipped', 'sending', 'sent', 'delivered', 'failed'], { description: 'skipped carries skip_reason; failed carries error.' }),
-  skip_reason: t.Nullable(t.String({ description: 'Why no text was sent: no_consent (the customer did not agree to texts), opted_out (the number texted STOP), no_phone, imported, demo (towline demo jobs).' })),
+  skip_reason: t.Nullable(t.String({ description: 'Why no text was sent: no_consent (the customer did not agree to texts), opted_out (the number texted STOP), no_phone, imported, demo (towline demo jobs), expired (not sent within TOWLINE_SMS_MAX_AGE_HOURS of being written, 6 by default).' })),
   provider: t.Nullable(t.String({ description: 'log (recorded here, nothing leaves the machine) or twilio.' })),
   provider_message_id: t.Nullable(t.String()),
   error: t.Nullable(t.String()),
