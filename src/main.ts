@@ -54,11 +54,13 @@ const migrateCmd: Command = {
   usage: 'towline migrate [--db FILE|URL] [--json]\n\nApplies every embedded migration the database has not seen, creating the database\n(readable by its owner only) if there is none. serve does this too. A postgres:// URL\nnames a PostgreSQL database (which must exist; its tables are created).',
   options: DB_OPTIONS,
   positionals: 0,
-  run: ({ values }) => withDb(values, (db, config) => {
-    // withDb already migrated; report what the database now holds.
+  run: ({ values }) => withDb(values, (db, config, _links, opened) => {
+    // withDb already migrated; report what it applied and what the database now holds.
     const all = db.engine === 'postgres' ? embeddedPgMigrations() : embeddedMigrations()
-    if (values.json) return printJson({ database: describeDatabase(config.dbPath), engine: db.engine, migrations: all })
-    process.stdout.write(`${describeDatabase(config.dbPath)} is at migration ${all.at(-1)?.tag ?? '(none)'} (${all.length} embedded).\n`)
+    if (values.json) return printJson({ database: describeDatabase(config.dbPath), engine: db.engine, migrations: all, applied: opened.applied, link_key_created: opened.keyCreated ? config.linkKeyFile : null })
+    const did = opened.applied.length ? `applied ${opened.applied.length} migration${opened.applied.length === 1 ? '' : 's'} (${opened.applied[0]}${opened.applied.length > 1 ? ` to ${opened.applied.at(-1)}` : ''}); ` : 'nothing to apply; '
+    process.stdout.write(`${describeDatabase(config.dbPath)}: ${did}it is at migration ${all.at(-1)?.tag ?? '(none)'} (${all.length} embedded).\n`)
+    if (opened.keyCreated) process.stdout.write(`Created its link key ${config.linkKeyFile}: job links are sealed with it, so back it up with the database (towline backup copies both).\n`)
   }, { create: true }),
 }
 
@@ -69,8 +71,10 @@ const versionCmd: Command = {
   options: { json: { type: 'boolean' } },
   positionals: 0,
   run: ({ values }) => {
-    if (values.json) return printJson({ version: VERSION, api_version: API_VERSION, bun: Bun.version })
-    process.stdout.write(`towline ${VERSION} (API ${API_VERSION}, bun ${Bun.version})\n`)
+    // The newest migration it carries tells two builds of one version apart, and which of them a database needs.
+    const schema = { sqlite: embeddedMigrations().at(-1)?.tag ?? null, postgres: embeddedPgMigrations().at(-1)?.tag ?? null }
+    if (values.json) return printJson({ version: VERSION, api_version: API_VERSION, schema, bun: Bun.version })
+    process.stdout.write(`towline ${VERSION} (API ${API_VERSION}, schema ${schema.sqlite} / PostgreSQL ${schema.postgres}, bun ${Bun.version})\n`)
   },
 }
 

@@ -74,7 +74,7 @@ export function dbFlag(config: Config): string {
  * missing file is a typo or the wrong folder (an empty database would hide that), and a database
  * an older towline made is refused until `migrate` upgrades it; `asItIs` (backup) takes it as it is.
  */
-export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config: Config, links: JobLinks) => T | Promise<T>, opts: { create?: boolean; asItIs?: boolean } = {}): Promise<T> {
+export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config: Config, links: JobLinks, opened: { applied: string[]; keyCreated: boolean }) => T | Promise<T>, opts: { create?: boolean; asItIs?: boolean } = {}): Promise<T> {
   const config = configFrom(values)
   const create = opts.create ?? false
   const missing = () => new ConfigError(`no database at ${describeDatabase(config.dbPath)} (nothing was created); to start one run ${selfCommand()} migrate${dbFlag(config)} (serve creates it too), or point --db or TOWLINE_DB at yours`)
@@ -95,11 +95,12 @@ export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config
     }
     const opened = openLinkKey(db, config.linkKeyFile)
     const { key } = opened
+    let applied: string[] = []
     if (!opts.asItIs) {
-      migrateDatabase(db, { linkKey: () => key })
+      applied = migrateDatabase(db, { linkKey: () => key })
       recordLinkKey(db, config.linkKeyFile, opened, Date.now())
     }
-    return await fn(db, config, { publicUrl: config.publicUrl, key })
+    return await fn(db, config, { publicUrl: config.publicUrl, key }, { applied, keyCreated: opened.created })
   } finally {
     closeDatabase(db)
   }

@@ -65,6 +65,8 @@ export function openLinkKey(db: Db, path: string): { key: Buffer; created: boole
  */
 export function recordLinkKey(db: Db, path: string, opened: { key: Buffer; created: boolean }, nowMs: number): void {
   const check = linkKeyCheck(opened.key)
+  // Already named (every start but the first): nothing to write, so a listing command writes nothing.
+  if (recordedCheck(db) === check) return
   db.$client.query('INSERT INTO installation (id, link_key_check, created_at) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING').run(check, nowMs)
   if (recordedCheck(db) === check) return
   if (opened.created && existsSync(path)) unlinkSync(path)

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto'
 import type { Db } from './client'
-import { journal, SQL_BY_TAG } from './migrations.gen'
+import { journal, pgJournal, PG_SQL_BY_TAG, SQL_BY_TAG } from './migrations.gen'
 import { hashToken, seal } from '../platform/sealed'
 import { sealLinksIn } from '../jobs/job-links'
 import { embeddedPgMigrations, migratePostgres } from './pg/migrate-postgres'
 
 /** The database was migrated by a newer towline than this one; refusing to run on it. */
 export class DatabaseTooNewError extends Error {}
+/** A database whose applied migrations are not the ones shipped (a development build's): refused like one too new, in one line. */
+export class ForeignHistoryError extends DatabaseTooNewError {}
 
 /**
  * Steps that need code between two migrations (SQLite has no SHA-256 or AES): each runs after its
@@ -57,9 +59,10 @@ function sealClearTokens(db: Db, linkKey: () => Buffer): void {
  * moves); `linkKey` gives the key link tokens are sealed with (asked only when there are some).
  */
 export function migrateDatabase(db: Db, opts: { through?: string; linkKey?: () => Buffer } = {}): string[] {
+  checkMigrationHistory(db)
   if (db.engine === 'postgres') {
     if (opts.through) throw new Error('PostgreSQL databases start at the baseline; `through` is for SQLite migrations')
-    return migratePostgres(db, (m) => new DatabaseTooNewError(m))
+    return migratePostgres(db, (at, known) => new DatabaseTooNewError(tooNewMessage(at, known)))
   }
   const linkKey = opts.linkKey ?? (() => { throw new Error('this database holds job links to seal; a link key is needed to migrate it') })
   const target = opts.through ?? journal.entries.at(-1)?.tag
@@ -80,6 +83,35 @@ export function migrateDatabase(db: Db, opts: { through?: string; linkKey?: () =
     db.$client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
   }
   return applied
+}
+
+/**
+ * Refuses a database whose record of applied migrations names one this towline does not ship
+ * (a time no migration of its journal has, or the same time with other SQL): it was made by a
+ * build whose migrations were changed afterwards, and applying the rest to it would fail half way
+ * or build a schema that is neither. Newer migrations are left to the too-new check.
+ */
+function checkMigrationHistory(db: Db): void {
+  const pg = db.engine === 'postgres'
+  const has = pg
+    ? db.$client.query("SELECT 1 FROM information_schema.tables WHERE table_name = '__drizzle_migrations' AND table_schema = current_schema()").get()
+    : db.$client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
+  if (!has) return
+  const shipped = pg ? pgJournal.entries.map((e) => ({ ...e, sql: PG_SQL_BY_TAG[e.tag] })) : journal.entries.map((e) => ({ ...e, sql: SQL_BY_TAG[e.tag] }))
+  const lastKnown = shipped.at(-1)?.when ?? 0
+  const rows = db.$client.query<{ hash: string; at: number }, []>('SELECT hash, created_at AS at FROM "__drizzle_migrations" ORDER BY created_at').all()
+  for (const row of rows) {
+    const at = Number(row.at)
+    if (at > lastKnown) continue
+    const entry = shipped.find((e) => e.when === at)
+    if (entry && entry.sql !== undefined && createHash('sha256').update(entry.sql).digest('hex') === row.hash) continue
+    throw new ForeignHistoryError(`This database was made by a development build of towline whose migrations were changed before release (its record names ${entry ? `${entry.tag} with other SQL` : `a migration of ${new Date(at).toISOString()} that no release has`}); no release can upgrade it, and nothing was changed. Keep running the build that made it, or start a new database and move the jobs with that build's export if it has one.`)
+  }
+}
+
+/** What a database migrated by a newer towline is told: how much newer, so the operator can find the build it needs (`towline version` names its schema). */
+export function tooNewMessage(newestAt: number, known: { tag: string; when: number }): string {
+  return `This database was migrated by a newer towline than this one (its newest migration is of ${new Date(newestAt).toISOString()}; this towline's newest, ${known.tag}, is of ${new Date(known.when).toISOString()}; \`towline version\` names a build's); run that version or a later one, or restore a backup. Nothing was changed.`
 }
 
 /** The migration that drops the last clear link tokens. */
@@ -103,7 +135,7 @@ function migrateThrough(db: Db, through: string | undefined): string[] {
     : null
   const lastKnown = journal.entries.at(-1)?.when ?? 0
   if (last && Number(last.at) > lastKnown) {
-    throw new DatabaseTooNewError('This database was migrated by a newer version of towline; run that version (or restore a backup).')
+    throw new DatabaseTooNewError(tooNewMessage(Number(last.at), journal.entries.at(-1)!))
   }
   const stop = opts.through ? journal.entries.findIndex((e) => e.tag === opts.through) : journal.entries.length - 1
   if (stop < 0) throw new Error(`no migration ${opts.through}`)
@@ -129,6 +161,7 @@ function migrateThrough(db: Db, through: string | undefined): string[] {
  * with no towline tables). Reads only: nothing is created or changed.
  */
 export function pendingMigrations(db: Db): string[] {
+  checkMigrationHistory(db)
   if (db.engine === 'postgres') {
     const has = db.$client.query("SELECT 1 FROM information_schema.tables WHERE table_name = '__drizzle_migrations' AND table_schema = current_schema()").get()
     const last = has ? db.$client.query<{ at: number }, []>('SELECT created_at AS at FROM "__drizzle_migrations" ORDER BY created_at DESC LIMIT 1').get() : null

@@ -11,6 +11,8 @@ import { cli, createKeyWithCli, databaseOf, freshFolder, startServer, type Runni
 import { TEST_ENGINE } from '../engine'
 import { checkEveryOperationNeedsItsScope } from '../scope-checks'
 import { SCOPES } from '../../src/accounts/scopes'
+import { embeddedMigrations } from '../../src/db/migrate'
+import { embeddedPgMigrations } from '../../src/db/pg/migrate-postgres'
 
 let folder: ReturnType<typeof freshFolder>
 let server: RunningServer
@@ -75,7 +77,8 @@ describe('the binary', () => {
 
   test('version prints the version', () => {
     const r = cli(folder.bin, ['version', '--json'], { cwd: folder.dir })
-    expect(JSON.parse(r.stdout)).toMatchObject({ version: expect.any(String), api_version: '2026-09-01' })
+    expect(JSON.parse(r.stdout)).toMatchObject({ version: expect.any(String), api_version: '2026-09-01', schema: { sqlite: embeddedMigrations().at(-1)!.tag, postgres: embeddedPgMigrations().at(-1)!.tag } })
+    expect(cli(folder.bin, ['version'], { cwd: folder.dir }).stdout).toContain(`schema ${embeddedMigrations().at(-1)!.tag} / PostgreSQL ${embeddedPgMigrations().at(-1)!.tag}`)
   })
 
   test('migrate is safe to run twice', () => {

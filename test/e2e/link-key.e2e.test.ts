@@ -58,8 +58,10 @@ fileDescribe('the key file', () => {
     expect(existsSync(key)).toBe(true)
     expect(mode(key)).toBe(0o600)
     expect(readFileSync(key, 'utf8')).toMatch(/^[A-Za-z0-9+/]{43}=\n$/)
-    // migrate creates a database too: with its key.
-    expect(cli(folder.bin, ['migrate', '--db', 'other.db'], { cwd: folder.dir }).code).toBe(0)
+    // migrate creates a database too: with its key, and says so (backups must carry it).
+    const made = cli(folder.bin, ['migrate', '--db', 'other.db'], { cwd: folder.dir })
+    expect(made.code).toBe(0)
+    expect(made.stdout).toContain('Created its link key other.db.key: job links are sealed with it, so back it up with the database')
     expect(mode(join(folder.dir, 'other.db.key'))).toBe(0o600)
   })
 

@@ -11,7 +11,7 @@ import { cli, databaseOf, freshFolder, startServerPerTest } from '../binary'
 import { TEST_ENGINE } from '../engine'
 import { describeDatabase } from '../../src/db/location'
 import { closeDatabase, openDatabase } from '../../src/db/client'
-import { migrateDatabase } from '../../src/db/migrate'
+import { embeddedMigrations, migrateDatabase } from '../../src/db/migrate'
 
 let folder: ReturnType<typeof freshFolder>
 beforeAll(() => { folder = freshFolder() })
@@ -103,9 +103,34 @@ describe('commands that need a database never create one', () => {
       expect(backup.code).toBe(0)
       expect(applied()).toBe(before)
       closeDatabase(old)
-      expect(cli(f.bin, ['migrate'], { cwd: f.dir }).code).toBe(0)
+      const upgraded = cli(f.bin, ['migrate'], { cwd: f.dir })
+      expect(upgraded.code).toBe(0)
+      // It says what it did: the migrations it applied.
+      const last = embeddedMigrations().at(-1)!.tag
+      expect(upgraded.stdout.split('\n')[0]).toBe(`./towline.db: applied ${embeddedMigrations().length - 7} migrations (0007_hardening_sites_leases_links to ${last}); it is at migration ${last} (${embeddedMigrations().length} embedded).`)
+      expect(cli(f.bin, ['migrate'], { cwd: f.dir }).stdout).toBe(`./towline.db: nothing to apply; it is at migration ${last} (${embeddedMigrations().length} embedded).\n`)
       const listed = cli(f.bin, ['keys', 'list'], { cwd: f.dir })
       expect({ code: listed.code, stdout: listed.stdout.startsWith('No keys yet.') }).toEqual({ code: 0, stdout: true })
+    } finally {
+      f.cleanup()
+    }
+  })
+
+  test('a database whose record names migrations no release has (a development build\'s) is refused in one line by migrate, serve and the commands, and left as it was', () => {
+    const f = freshFolder()
+    try {
+      expect(cli(f.bin, ['migrate'], { cwd: f.dir }).code).toBe(0)
+      const db = openDatabase(join(f.dir, 'towline.db'))
+      // As a build of 2026-11-23 left it: its 0007 had another time (and other SQL) than the one released.
+      db.$client.exec("UPDATE __drizzle_migrations SET created_at = 1795445752758, hash = 'x' WHERE created_at = (SELECT created_at FROM __drizzle_migrations ORDER BY created_at LIMIT 1 OFFSET 7)")
+      closeDatabase(db)
+      const before = readFileSync(join(f.dir, 'towline.db'))
+      for (const args of [['migrate'], ['serve', '--port', '0', '--host', '127.0.0.1'], ['keys', 'list']]) {
+        const r = cli(f.bin, args, { cwd: f.dir })
+        expect({ args, code: r.code }).toEqual({ args, code: 2 })
+        expect(r.stderr.trim().split('\n').filter((l) => !l.startsWith('{'))).toEqual([expect.stringContaining('was made by a development build of towline whose migrations were changed before release')])
+      }
+      expect(readFileSync(join(f.dir, 'towline.db')).equals(before)).toBe(true)
     } finally {
       f.cleanup()
     }
