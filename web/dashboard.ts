@@ -26,6 +26,31 @@ for (const el of document.querySelectorAll<HTMLTimeElement>('time[data-local][da
   if (Number.isFinite(at)) el.textContent = LOCAL_TIME.format(at)
 }
 
+// A secret shown once (a new key, a signing secret, a password) takes focus, selected, so it is read
+// out with what it is and copied at once; its Copy button (drawn hidden: it needs this script) copies it.
+const secret = document.querySelector<HTMLInputElement>('input[data-shown-secret]')
+if (secret && (!document.activeElement || document.activeElement === document.body)) {
+  secret.focus()
+  secret.select()
+}
+for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-copy]')) {
+  const field = document.getElementById(button.dataset.copy ?? '') as HTMLInputElement | null
+  if (!field) continue
+  button.hidden = false
+  button.addEventListener('click', async () => {
+    field.focus()
+    field.select()
+    try {
+      // Only on https or localhost; elsewhere the selection is copied the old way.
+      if (navigator.clipboard && window.isSecureContext) await navigator.clipboard.writeText(field.value)
+      else if (!document.execCommand('copy')) throw new Error('not copied')
+      button.textContent = 'Copied'
+    } catch {
+      button.textContent = 'Selected: copy it now'
+    }
+  })
+}
+
 // A Print button is drawn hidden (it needs this script); the browser's own print works without it.
 for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-print]')) {
   button.hidden = false

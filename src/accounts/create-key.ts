@@ -1,3 +1,4 @@
+import { nameProblem } from '../platform/chars'
 import { AppError } from '../platform/errors'
 import { newId } from '../platform/ids'
 import type { OperationContext } from '../operations/operation-context'
@@ -41,8 +42,10 @@ export function createKey(ctx: OperationContext, input: { name: string; scopes: 
   const account = ctx.account
   const problems: KeyInputError['fields'] = []
   const name = input.name.trim()
+  // As every name: characters, not UTF-16 units (an emoji is one); one line, no control or direction-override characters.
+  const nameIssue = nameProblem(name, MAX_KEY_NAME)
   if (!name) problems.push({ path: 'name', message: 'a key needs a name' })
-  else if (name.length > MAX_KEY_NAME) problems.push({ path: 'name', message: `a key's name has at most ${MAX_KEY_NAME} characters` })
+  else if (nameIssue) problems.push({ path: 'name', message: `a key's name ${nameIssue}` })
   const wanted = input.scopes.map((s) => s.trim()).filter(Boolean)
   const scopes: Scope[] = wanted.includes('*') || wanted.includes('all') ? [...SCOPES] : []
   if (!scopes.length) {

@@ -29,7 +29,8 @@ export function secretNotice(s: ShownSecret): Html {
   return html`<section class="notice notice-ok secret-notice" aria-labelledby="secret-heading">
 <h2 id="secret-heading">${s.heading}</h2>
 <div class="field"><label for="shown-secret">${s.label}</label>
-<input id="shown-secret" class="secret" type="text" readonly value="${s.value}" autocomplete="off" spellcheck="false" aria-describedby="shown-secret-note"></div>
+<input id="shown-secret" class="secret" type="text" readonly value="${s.value}" autocomplete="off" spellcheck="false" aria-describedby="shown-secret-note" data-shown-secret></div>
+<button type="button" class="button-secondary" data-copy="shown-secret" hidden>Copy</button>
 <p id="shown-secret-note">${s.note} Copy it now: it will not be shown again.</p>
 </section>`
 }

@@ -149,6 +149,23 @@ describe('API keys on /developers', () => {
     expect(countKeys()).toBe(before)
   })
 
+  test('a key\'s name is counted in characters (100 emoji fit, 101 do not) and is one plain line: control and direction-override characters are refused', async () => {
+    api = startTestApi()
+    const cookie = await signedIn('owner')
+    const car = '\u{1F697}'
+    expect((await createKeyOnPage(cookie, { name: car.repeat(100), 'scopes[]': 'jobs:read' })).res.status).toBe(200)
+    const before = countKeys()
+    const refused = async (name: string) => {
+      const { res, page } = await createKeyOnPage(cookie, { name, 'scopes[]': 'jobs:read' })
+      expect({ name, status: res.status }).toEqual({ name, status: 422 })
+      return (await find(page, '#f-name-error'))[0]!.text
+    }
+    expect(await refused(car.repeat(101))).toBe("a key's name must be at most 100 characters")
+    for (const name of ['ctrl\u0000char', 'line1\nline2', 'tab\there']) expect(await refused(name)).toContain('must be on one line')
+    expect(await refused('Motor club intake\u202Eekatni')).toBe("a key's name must not hold characters that change the direction of the text around them")
+    expect(countKeys()).toBe(before)
+  })
+
   test('Revoke ends the key from the next request; the list says it was revoked', async () => {
     api = startTestApi()
     const cookie = await signedIn('owner')

@@ -18,6 +18,8 @@ import { consentBody, type ConsentLookup } from './consent.page'
 import { settingsPage } from './shell'
 import { templatesBody, type TemplateEntry } from './templates.page'
 import { usersBody, type ShownPassword } from './users.page'
+import { idempotencyOwner, withIdempotencyAsync } from '../idempotency/idempotency'
+import { randomBase62 } from '../platform/ids'
 
 /** A posted (or queried) text field, or '' when absent or not text. */
 const field = (fields: Record<string, unknown>, name: string): string => (typeof fields[name] === 'string' ? (fields[name] as string) : '')
@@ -28,7 +30,7 @@ const FORM = (maxFields: number) => ({ kind: 'form' as const, maxBytes: BODY_CAP
 const isRefusal = (err: unknown): err is AppError => err instanceof AppError && err.errorCode === 'validation_failed'
 
 /** `/settings` and its pages (owners only): company, text templates, consent, users. Each acts through the operation the console uses. */
-export function settingsRoutes(session: SessionPlugin, _deps: RouteDeps) {
+export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
   const owner = { signedIn: 'owner' as const }
 
   const company = (user: SessionUser, ctx: OperationContext, form: FormState | null, saved = false, status = 200) => {
@@ -63,7 +65,9 @@ export function settingsRoutes(session: SessionPlugin, _deps: RouteDeps) {
 
   const users = (user: SessionUser, ctx: OperationContext, p: { form?: FormState; shown?: ShownPassword; alert?: string; done?: string; status?: number } = {}) =>
     settingsPage({ user, tab: 'users', title: 'Users', status: p.status,
-      body: usersBody({ users: listLogins(ctx), me: user.userId, form: p.form ?? blankForm({ role: 'dispatcher' }), shown: p.shown ?? null, alert: p.alert ?? null, done: p.done ?? null }) })
+      body: usersBody({ users: listLogins(ctx), me: user.userId, form: p.form ?? blankForm({ role: 'dispatcher' }), shown: p.shown ?? null, alert: p.alert ?? null, done: p.done ?? null, formKey: randomBase62(24) }) })
+  /** The form's own idempotency key, when it is one the users page made (its 24 characters, then which form). */
+  const formKeyOf = (f: FormFields, form: string) => (new RegExp(`^[0-9A-Za-z]{24}\\.${form}$`).test(field(f, 'idempotency_key')) ? field(f, 'idempotency_key') : undefined)
 
   return new Elysia({ name: 'towline.settings' }).use(routeProps).use(session)
     .get('/settings', ({ user, ctx, query }) => company(user, ctx, null, field(query, 'saved') === '1'), owner)
@@ -121,7 +125,13 @@ export function settingsRoutes(session: SessionPlugin, _deps: RouteDeps) {
       const f = body as FormFields
       const typed = { email: field(f, 'email'), role: field(f, 'role') }
       try {
-        const made = await createUser(ctx, { ...typed, password: field(f, 'password') })
+        // The form posted again (a reload, a double click) adds no one and shows no password: it says it was done.
+        let made: Awaited<ReturnType<typeof createUser>> | undefined
+        const outcome = await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), formKeyOf(f, 'add'), { method: 'POST', path: '/settings/users', body: typed }, async () => {
+          made = await createUser(ctx, { ...typed, password: field(f, 'password') })
+          return { status: 201, body: { email: made.user.email } }
+        })
+        if (!made) return users(user, ctx, { done: `${(outcome.body as { email: string }).email} was added when this form was first sent; nothing was done again.` })
         // The new password goes in this response only: never in a URL, never stored but as its hash.
         return made.generated
           ? users(user, ctx, { shown: { email: made.user.email, password: made.password, made: 'added' } })
@@ -131,12 +141,18 @@ export function settingsRoutes(session: SessionPlugin, _deps: RouteDeps) {
         return users(user, ctx, { form: refusedForm(err, typed), status: 422 })
       }
     }, { ...owner, accepts: FORM(8) })
-    .post('/settings/users/:id/:action', async ({ user, ctx, params }) => {
+    .post('/settings/users/:id/:action', async ({ user, ctx, params, body }) => {
       const who = { id: params.id }
       try {
         if (params.action === 'password') {
-          const r = await setUserPassword(ctx, who)
-          return users(user, ctx, { shown: { email: r.user.email, password: r.password, made: 'reset' } })
+          // Reloading the answer resets nothing again: the password shown then still holds.
+          let reset: Awaited<ReturnType<typeof setUserPassword>> | undefined
+          const outcome = await withIdempotencyAsync(deps, idempotencyOwner(ctx.actor), formKeyOf((body ?? {}) as FormFields, `password-${params.id}`), { method: 'POST', path: `/settings/users/${params.id}/password`, body: {} }, async () => {
+            reset = await setUserPassword(ctx, who)
+            return { status: 200, body: { email: reset.user.email } }
+          })
+          if (!reset) return users(user, ctx, { done: `The password of ${(outcome.body as { email: string }).email} was reset when this form was first sent; the password shown then still holds. Reset password again for another.` })
+          return users(user, ctx, { shown: { email: reset.user.email, password: reset.password, made: 'reset' } })
         }
         if (params.action !== 'disable' && params.action !== 'enable') throw new AppError('not_found', 'There is no page at this address.')
         setUserDisabled(ctx, who, params.action === 'disable')

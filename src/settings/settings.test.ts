@@ -265,6 +265,10 @@ describe('text templates', () => {
     const empty = await post('/settings/templates/status_towing', { status_towing: '  \n ' })
     expect(empty.status).toBe(422)
     expect(fieldError(await empty.text(), 'status_towing')).toContain('empty')
+    // Short enough as written, too long once filled: 109 links make a 5,000-character text Twilio would refuse.
+    const long = await post('/settings/templates/request_received', { request_received: '{tracking_url}'.repeat(109) })
+    expect(long.status).toBe(422)
+    expect(fieldError(await long.text(), 'request_received')).toMatch(/^must make texts of at most 1,600 characters once its placeholders are filled \(what Twilio takes\); with sample values this one makes [\d,]+$/)
     expect(count('SELECT count(*) AS n FROM text_templates')).toBe(1)
     expect((await post('/settings/templates/no_such_template', { no_such_template: 'x' })).status).toBe(404)
   })
@@ -319,11 +323,13 @@ describe('users', () => {
     expect(row('owner@example.com')).toContain('owner')
     expect(row('owner@example.com')).toContain('Active')
     expect(row('owner@example.com')).toContain('2026-11-21')
-    expect(row('owner@example.com')).not.toContain('>Disable</button>')
+    // Each button names the login it acts on, for screen readers (visually hidden).
+    expect(row('owner@example.com')).not.toContain('>Disable<')
     expect(row('disp@example.com')).toContain('dispatcher')
     expect(row('disp@example.com')).toContain('Never')
-    expect(row('disp@example.com')).toContain('>Disable</button>')
-    expect(row('disp@example.com')).toContain('>Reset password</button>')
+    expect(row('disp@example.com')).toContain('>Disable<span class="visually-hidden"> disp@example.com</span></button>')
+    expect(row('disp@example.com')).toContain('>Reset password<span class="visually-hidden"> disp@example.com</span></button>')
+    expect(html).toMatch(/<div class="table-scroll" role="region" aria-labelledby="logins" tabindex="0">/)
     expect(html).not.toContain('theirs@example.com')
     for (const label of ['Email', 'Role', 'Password']) expect(html).toMatch(new RegExp(`<label for="f-[a-z]+">${label}</label>`))
     expect(html).toContain('>Add user</button>')
@@ -380,7 +386,7 @@ describe('users', () => {
     expect(towline('users', 'list').data.find((u: any) => u.email === 'disp@example.com').status).toBe('disabled')
     expect((await signIn('disp@example.com')).status).toBe(401)
     const list = await (await get('/settings/users')).text()
-    expect(list).toMatch(/disp@example\.com<\/td>[\s\S]*?Disabled[\s\S]*?>Enable<\/button>/)
+    expect(list).toMatch(/disp@example\.com<\/td>[\s\S]*?Disabled[\s\S]*?>Enable<span class="visually-hidden"> disp@example\.com<\/span><\/button>/)
 
     expect((await post(`/settings/users/${disp.id}/enable`, {})).status).toBe(303)
     expect(towline('users', 'list').data.find((u: any) => u.email === 'disp@example.com').status).toBe('active')
@@ -404,6 +410,30 @@ describe('users', () => {
     expect((await signIn('disp@example.com', shown!)).status).toBe(303)
     // The owner's own session goes on.
     expect((await get('/settings/users')).status).toBe(200)
+  })
+
+  test('reloading the answer of Reset password (or Add user) does it no second time: the password shown first still holds', async () => {
+    const disp = await signedIn('disp@example.com', 'dispatcher')
+    const page = await (await get('/settings/users')).text()
+    const key = new RegExp(`action="/settings/users/${disp.id}/password"><input type="hidden" name="idempotency_key" value="([^"]+)"`).exec(page)![1]!
+    const first = await (await post(`/settings/users/${disp.id}/password`, { idempotency_key: key })).text()
+    const shown = /\bid="new-password"[^>]*\bvalue="([^"]+)"|\bvalue="([^"]+)"[^>]*\bid="new-password"/.exec(first)
+    const password = shown?.[1] ?? shown?.[2]
+    expect(password).toMatch(/^[A-Za-z0-9]{16}$/)
+    const again = await post(`/settings/users/${disp.id}/password`, { idempotency_key: key })
+    expect(again.status).toBe(200)
+    const html = await again.text()
+    expect(html).not.toContain('id="new-password"')
+    expect(html).toContain('The password of disp@example.com was reset when this form was first sent; the password shown then still holds.')
+    expect((await signIn('disp@example.com', password!)).status).toBe(303)
+    // Add user: the same form twice adds once and says so.
+    const addKey = /action="\/settings\/users" class="settings-form" novalidate>\s*<input type="hidden" name="idempotency_key" value="([^"]+)"/.exec(page)![1]!
+    const fields = { email: 'new.disp@example.com', role: 'dispatcher', password: '', idempotency_key: addKey }
+    const added = await (await post('/settings/users', fields)).text()
+    expect(added).toContain('id="new-password"')
+    const twice = await (await post('/settings/users', fields)).text()
+    expect(twice).not.toContain('id="new-password"')
+    expect(twice).toContain('new.disp@example.com was added when this form was first sent; nothing was done again.')
   })
 
   test('an owner may not disable themselves, and no one may disable the account\'s last active owner', async () => {

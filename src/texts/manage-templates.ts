@@ -2,7 +2,11 @@ import { requirePermission } from '../accounts/actor'
 import { AppError, validationFailed } from '../platform/errors'
 import type { OperationContext } from '../operations/operation-context'
 import { templateFor } from './queue-text'
+import { charCount } from '../platform/chars'
 import { DEFAULT_TEMPLATES, isTemplateName, placeholdersOf, renderTemplate, smsSegments, TEMPLATE_NAMES, templateProblem, type TemplateName } from './templates'
+
+/** The longest text Twilio takes, in characters. */
+const MAX_TEXT_CHARS = 1600
 
 /** A template as the owner sees it: its wording now (the account's own, else the default) and what it may hold. */
 export interface TemplateView {
@@ -37,7 +41,11 @@ export function setTemplate(ctx: OperationContext, name: string, text: string): 
   requirePermission(ctx.actor, 'settings:manage')
   const template = templateNamed(name)
   const wording = text.trim()
+  // The wording, then what it writes: placeholders filled with sample values of real length must
+  // still fit in one message Twilio takes (1,600 characters).
+  const filled = templateProblem(template, wording) === null ? charCount(previewTemplate(ctx, wording).text) : 0
   const problem = templateProblem(template, wording)
+    ?? (filled > MAX_TEXT_CHARS ? `must make texts of at most ${MAX_TEXT_CHARS.toLocaleString('en-US')} characters once its placeholders are filled (what Twilio takes); with sample values this one makes ${filled.toLocaleString('en-US')}` : null)
   // "must ..." reads after "it"; "{x} is not a placeholder ..." is a sentence of its own.
   if (problem) throw validationFailed([{ path: 'text', message: problem }], `The ${template} text was not saved: ${problem.startsWith('must') ? `it ${problem}` : problem}.`)
   ctx.db.$client.query('INSERT INTO text_templates (account_id, name, body, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at')
