@@ -1,4 +1,5 @@
 import { AppError } from '../platform/errors'
+import { inTransaction } from '../db/client'
 import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
 import type { OperationContext } from '../operations/operation-context'
 import { findAccountById, type AccountRow } from './account.queries'
@@ -29,6 +30,12 @@ export function paymentUrlProblem(raw: string): string | null {
   return null
 }
 
+/** What the company settings page was drawn with, in 22 characters: a save over a later save is refused (updateAccount's `expectedVersion`). */
+export function accountSettingsVersion(a: AccountRow): string {
+  const fields = [a.name, a.defaultCountry, a.phone, a.smsFrom, a.paymentUrl, a.timeZone]
+  return new Bun.CryptoHasher('sha256').update(JSON.stringify(fields)).digest('base64url').slice(0, 22)
+}
+
 /** The account's company settings as the owner edits them. */
 export function readAccountSettings(ctx: OperationContext): AccountRow {
   requirePermission(ctx.actor, 'settings:manage')
@@ -41,10 +48,14 @@ export function readAccountSettings(ctx: OperationContext): AccountRow {
  * Changes the context's account: its company name and phone (both shown to customers), the
  * country numbers without +country are read in, the number its texts are sent from (null: the
  * installation's TWILIO_FROM), its payment link (https, or null) and its time zone (IANA). Every problem is reported
- * at once and nothing is written then. Returns the account as it now is.
+ * at once and nothing is written then. With `expectedVersion` (the accountSettingsVersion the page
+ * was drawn with) a save that would change what someone else saved since is refused, 409 conflict
+ * with `details.changed_since_opened`; a save that changes nothing is never refused. Returns the
+ * account as it now is.
  */
-export function updateAccount(ctx: OperationContext, input: { name?: string; phone?: string | null; country?: string; smsFrom?: string | null; paymentUrl?: string | null; timeZone?: string }): AccountRow {
-  const next: AccountRow = { ...readAccountSettings(ctx) }
+export function updateAccount(ctx: OperationContext, input: { name?: string; phone?: string | null; country?: string; smsFrom?: string | null; paymentUrl?: string | null; timeZone?: string }, expectedVersion?: string): AccountRow {
+  const before = readAccountSettings(ctx)
+  const next: AccountRow = { ...before }
   const problems: { path: string; message: string }[] = []
   if (input.name !== undefined) {
     const name = input.name.trim()
@@ -80,9 +91,19 @@ export function updateAccount(ctx: OperationContext, input: { name?: string; pho
     else next.timeZone = zone
   }
   if (problems.length) throw new AccountInputError(problems)
-  ctx.db.$client.query('UPDATE accounts SET name = ?, default_country = ?, phone = ?, sms_from = ?, payment_url = ?, time_zone = ? WHERE id = ?')
-    .run(next.name, next.defaultCountry, next.phone, next.smsFrom, next.paymentUrl, next.timeZone, next.id)
+  const changed = inTransaction(ctx.db, () => {
+    const saved = findAccountById(ctx.db, next.id) ?? before
+    const savedVersion = accountSettingsVersion(saved)
+    // The same form sent twice, or a save of what is there: nothing to write, never stale.
+    if (accountSettingsVersion(next) === savedVersion) return false
+    if (expectedVersion !== undefined && savedVersion !== expectedVersion) {
+      throw new AppError('conflict', 'Someone else saved the company settings after this page was opened; nothing was saved.', { changed_since_opened: true })
+    }
+    ctx.db.$client.query('UPDATE accounts SET name = ?, default_country = ?, phone = ?, sms_from = ?, payment_url = ?, time_zone = ? WHERE id = ?')
+      .run(next.name, next.defaultCountry, next.phone, next.smsFrom, next.paymentUrl, next.timeZone, next.id)
+    return true
+  })
   // API keys' cached principals carry the company name and phone their texts use: drop them.
-  keysChanged()
+  if (changed) keysChanged()
   return next
 }

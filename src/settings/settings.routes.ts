@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
-import { readAccountSettings, updateAccount } from '../accounts/update-account'
+import { accountSettingsVersion, readAccountSettings, updateAccount } from '../accounts/update-account'
 import { blankForm, refusedForm, type FormState } from '../pages/form'
 import { AppError } from '../platform/errors'
 import type { FormFields } from '../platform/forms'
@@ -31,12 +31,16 @@ const isRefusal = (err: unknown): err is AppError => err instanceof AppError && 
 
 /** `/settings` and its pages (owners only): company, text templates, consent, users. Each acts through the operation the console uses. */
 export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
-  const owner = { signedIn: 'owner' as const }
+  // A new object for each route: Elysia writes a route's macro results into the options object it
+  // is given, so one object shared by several routes would carry the last route's body limits to all.
+  const owner = () => ({ signedIn: 'owner' as const })
 
-  const company = (user: SessionUser, ctx: OperationContext, form: FormState | null, saved = false, status = 200) => {
+  const company = (user: SessionUser, ctx: OperationContext, form: FormState | null, saved = false, status = 200, stale = false) => {
     const account = readAccountSettings(ctx)
     const state = form ?? blankForm({ name: account.name, phone: account.phone ?? '', payment_url: account.paymentUrl ?? '', time_zone: account.timeZone })
-    return settingsPage({ user, tab: 'company', title: 'Company settings', body: companyBody(state, { country: account.defaultCountry, timeZone: account.timeZone, saved }), status })
+    // The version of what is saved now: a form refused as stale carries it, so Save settings again keeps what was typed.
+    const savedNow = stale ? { name: account.name, phone: account.phone, paymentUrl: account.paymentUrl, timeZone: account.timeZone } : null
+    return settingsPage({ user, tab: 'company', title: 'Company settings', body: companyBody(state, { country: account.defaultCountry, timeZone: account.timeZone, saved, version: accountSettingsVersion(account), savedNow }), status })
   }
 
   const templates = (user: SessionUser, ctx: OperationContext, refused: { name: TemplateName; form: FormState } | null, saved: TemplateName | null, status = 200) => {
@@ -70,27 +74,40 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
   const formKeyOf = (f: FormFields, form: string) => (new RegExp(`^[0-9A-Za-z]{24}\\.${form}$`).test(field(f, 'idempotency_key')) ? field(f, 'idempotency_key') : undefined)
 
   return new Elysia({ name: 'towline.settings' }).use(routeProps).use(session)
-    .get('/settings', ({ user, ctx, query }) => company(user, ctx, null, field(query, 'saved') === '1'), owner)
+    .get('/settings', ({ user, ctx, query }) => company(user, ctx, null, field(query, 'saved') === '1'), owner())
     .post('/settings', ({ user, ctx, body }) => {
       const f = body as FormFields
+      const typed = { name: field(f, 'name'), phone: field(f, 'phone'), payment_url: field(f, 'payment_url'), time_zone: field(f, 'time_zone') }
+      // The version the page was drawn with (a form without one saves as it is).
+      const version = /^[A-Za-z0-9_-]{22}$/.test(field(f, 'version')) ? field(f, 'version') : undefined
       try {
-        updateAccount(ctx, { name: field(f, 'name'), phone: field(f, 'phone'), paymentUrl: field(f, 'payment_url'), timeZone: field(f, 'time_zone') || undefined })
+        updateAccount(ctx, { name: typed.name, phone: typed.phone, paymentUrl: typed.payment_url, timeZone: typed.time_zone || undefined }, version)
       } catch (err) {
+        if (err instanceof AppError && err.details.changed_since_opened === true) {
+          const alert = 'Someone else saved the company settings after this page was opened; nothing was saved. What you typed is kept below, beside what is saved now: Save settings again to keep yours.'
+          return company(user, ctx, { values: typed, errors: {}, alert }, false, 409, true)
+        }
         if (!isRefusal(err)) throw err
-        return company(user, ctx, refusedForm(err, { name: field(f, 'name'), phone: field(f, 'phone'), payment_url: field(f, 'payment_url'), time_zone: field(f, 'time_zone') }), false, 422)
+        return company(user, ctx, refusedForm(err, typed), false, 422)
       }
       return seeOther('/settings?saved=1')
-    }, { ...owner, accepts: FORM(8) })
+    }, { ...owner(), accepts: FORM(8) })
 
     .get('/settings/templates', ({ user, ctx, query }) => {
       const saved = field(query, 'saved')
       return templates(user, ctx, null, isTemplateName(saved) ? saved : null)
-    }, owner)
+    }, owner())
     .post('/settings/templates/:name', ({ user, ctx, params, body }) => {
       const text = field(body as FormFields, params.name)
+      // The version of the wording the form was drawn with (a form without one saves as it is).
+      const version = /^[A-Za-z0-9_-]{22}$/.test(field(body as FormFields, 'version')) ? field(body as FormFields, 'version') : undefined
       try {
-        setTemplate(ctx, params.name, text)
+        setTemplate(ctx, params.name, text, version)
       } catch (err) {
+        if (err instanceof AppError && err.details.changed_since_opened === true && isTemplateName(params.name)) {
+          const alert = `Someone else saved this text after this page was opened; nothing was saved. Saved now: "${String(err.details.saved_text)}". What you typed is kept below: Save template again to keep yours.`
+          return templates(user, ctx, { name: params.name, form: { values: { [params.name]: text }, errors: {}, alert } }, null, 409)
+        }
         if (!isRefusal(err)) throw err
         // The operation names the wording `text`; on this page it is the field named after the template.
         const name = params.name as TemplateName
@@ -98,16 +115,16 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
         return templates(user, ctx, { name, form: { values: { [name]: text }, errors: { [name]: problem }, alert: err.message } }, null, 422)
       }
       return seeOther(`/settings/templates?saved=${params.name}#template-${params.name}`)
-    }, { ...owner, accepts: FORM(4) })
+    }, { ...owner(), accepts: FORM(4) })
     .post('/settings/templates/:name/reset', ({ ctx, params }) => {
       resetTemplate(ctx, params.name)
       return seeOther(`/settings/templates?saved=${params.name}#template-${params.name}`)
-    }, { ...owner, accepts: FORM(4) })
+    }, { ...owner(), accepts: FORM(4) })
 
     .get('/settings/consent', ({ user, ctx, query }) => {
       const done = field(query, 'done')
       return consent(user, ctx, typeof query.phone === 'string' ? query.phone : null, done === 'stop' || done === 'start' ? done : null)
-    }, owner)
+    }, owner())
     .post('/settings/consent/:change', ({ user, ctx, params, body }) => {
       if (params.change !== 'stop' && params.change !== 'start') throw new AppError('not_found', 'There is no page at this address.')
       const typed = field(body as FormFields, 'phone')
@@ -118,9 +135,9 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
         if (!isRefusal(err)) throw err
         return settingsPage({ user, tab: 'consent', title: 'Text consent', status: 422, body: consentBody(refusedForm(err, { phone: typed }), null, null) })
       }
-    }, { ...owner, accepts: FORM(4) })
+    }, { ...owner(), accepts: FORM(4) })
 
-    .get('/settings/users', ({ user, ctx }) => users(user, ctx), owner)
+    .get('/settings/users', ({ user, ctx }) => users(user, ctx), owner())
     .post('/settings/users', async ({ user, ctx, body }) => {
       const f = body as FormFields
       const typed = { email: field(f, 'email'), role: field(f, 'role') }
@@ -140,7 +157,7 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
         if (!isRefusal(err)) throw err
         return users(user, ctx, { form: refusedForm(err, typed), status: 422 })
       }
-    }, { ...owner, accepts: FORM(8) })
+    }, { ...owner(), accepts: FORM(8) })
     .post('/settings/users/:id/:action', async ({ user, ctx, params, body }) => {
       const who = { id: params.id }
       try {
@@ -161,5 +178,5 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
         if (!isRefusal(err)) throw err
         return users(user, ctx, { alert: `Not done: ${err.message[0]!.toUpperCase()}${err.message.slice(1)}.`, status: 422 })
       }
-    }, { ...owner, accepts: FORM(4) })
+    }, { ...owner(), accepts: FORM(4) })
 }

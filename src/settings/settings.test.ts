@@ -191,6 +191,26 @@ describe('company settings', () => {
     expect(writable()).toBe(before)
   })
 
+  test('two tabs: a save over a save made after the page was opened is refused (409), what was typed kept beside what is saved now; saving again keeps it', async () => {
+    const page = await (await get('/settings')).text()
+    const version = /name="version" value="([^"]+)"/.exec(page)![1]!
+    // Tab B renames the company; tab A, opened before, changes only the phone.
+    expect((await post('/settings', { name: 'Renamed By Tab B', phone: '', payment_url: '', time_zone: 'UTC', version })).status).toBe(303)
+    const stale = await post('/settings', { name: 'My towing company', phone: '503-555-0100', payment_url: '', time_zone: 'UTC', version })
+    expect(stale.status).toBe(409)
+    const html = await stale.text()
+    expect(html).toContain('Someone else saved the company settings after this page was opened; nothing was saved.')
+    expect(html).toMatch(/<h2 id="saved-now">Saved now<\/h2><dl>\s*<dt>Company name<\/dt><dd>Renamed By Tab B<\/dd>/)
+    expect(valueOf(html, 'f-phone')).toBe('503-555-0100')
+    expect(towline('accounts', 'list').data[0]).toMatchObject({ name: 'Renamed By Tab B', phone: null })
+    // Save settings again from that page: the owner has seen what is saved now, and keeps theirs.
+    const now = /name="version" value="([^"]+)"/.exec(html)![1]!
+    expect((await post('/settings', { name: 'Renamed By Tab B', phone: '503-555-0100', payment_url: '', time_zone: 'UTC', version: now })).status).toBe(303)
+    expect(towline('accounts', 'list').data[0]).toMatchObject({ name: 'Renamed By Tab B', phone: '+15035550100' })
+    // A form that changes nothing is never stale.
+    expect((await post('/settings', { name: 'Renamed By Tab B', phone: '+15035550100', payment_url: '', time_zone: 'UTC', version })).status).toBe(303)
+  })
+
   test('Time zone: a select of every zone with the company\'s chosen; saving one moves the jobs list\'s days there and the console reads it; an unknown zone is refused beside the field', async () => {
     const page = await (await get('/settings')).text()
     expect(page).toMatch(/<label for="f-time_zone">Time zone<\/label>/)
@@ -226,7 +246,8 @@ describe('text templates', () => {
       expect(page).toContain(`action="/settings/templates/${name}"`)
     }
     expect(valueOf(page, 'f-request_received')).toBe('{company}: we got your request for roadside help. Follow it here: {tracking_url}')
-    expect(page).toContain('>Save template</button>')
+    // Each button names its template for screen readers (visually hidden): thirteen "Save template" told apart.
+    expect(page).toContain('>Save template<span class="visually-hidden"> Request received</span></button>')
     // The preview with sample values and its length in segments.
     expect(page).toContain('My towing company: we got your request for roadside help. Follow it here: http://towline.test/t/')
     expect(page).toMatch(/1 segment/)
@@ -242,12 +263,27 @@ describe('text templates', () => {
     expect(towline('texts', 'templates').data.find((t: any) => t.name === 'request_received')).toMatchObject({ text: wording, own: true })
     const saved = await (await get('/settings/templates?saved=request_received')).text()
     expect(valueOf(saved, 'f-request_received')).toBe(wording)
-    expect(saved).toContain('>Reset to default</button>')
+    expect(saved).toContain('>Reset to default<span class="visually-hidden"> Request received</span></button>')
 
     expect((await post('/settings/templates/request_received/reset', {})).status).toBe(303)
     const again = await createJob()
     expect((await textsOf(again.id))[0]!.body).toStartWith('My towing company: we got your request for roadside help.')
     expect(towline('texts', 'templates').data.find((t: any) => t.name === 'request_received').own).toBe(false)
+  })
+
+  test('two tabs: a template saved over a save made after the page was opened is refused (409) showing what is saved now, what was typed kept; saving again keeps it', async () => {
+    const page = await (await get('/settings/templates')).text()
+    const version = new RegExp('action="/settings/templates/status_en_route" novalidate>\\s*<input type="hidden" name="version" value="([^"]+)"').exec(page)![1]!
+    expect((await post('/settings/templates/status_en_route', { status_en_route: '{company}: tab B wording {tracking_url}', version })).status).toBe(303)
+    const stale = await post('/settings/templates/status_en_route', { status_en_route: '{company}: tab A wording {tracking_url}', version })
+    expect(stale.status).toBe(409)
+    const html = await stale.text()
+    expect(html).toContain('Someone else saved this text after this page was opened; nothing was saved. Saved now: &quot;{company}: tab B wording {tracking_url}&quot;.')
+    expect(html).toContain('{company}: tab A wording {tracking_url}</textarea>')
+    expect(count("SELECT count(*) AS n FROM text_templates WHERE body LIKE '%tab B%'")).toBe(1)
+    const now = new RegExp('action="/settings/templates/status_en_route" novalidate>\\s*<input type="hidden" name="version" value="([^"]+)"').exec(html)![1]!
+    expect((await post('/settings/templates/status_en_route', { status_en_route: '{company}: tab A wording {tracking_url}', version: now })).status).toBe(303)
+    expect(count("SELECT count(*) AS n FROM text_templates WHERE body LIKE '%tab A%'")).toBe(1)
   })
 
   test('a placeholder the template cannot fill, and empty text, are refused naming what is allowed; what was typed is kept', async () => {

@@ -1,3 +1,4 @@
+import { templateVersion } from '../texts/manage-templates'
 import { formAlert, textareaField, type FormState } from '../pages/form'
 import { html, type Html } from '../pages/html'
 import type { TemplateView } from '../texts/manage-templates'
@@ -35,13 +36,14 @@ function entry(e: TemplateEntry): Html {
     : ''
   return html`<section class="template" id="template-${view.name}">
 <form method="post" action="/settings/templates/${view.name}" novalidate>
+<input type="hidden" name="version" value="${templateVersion(view.text)}">
 ${formAlert(e.form)}
 ${textareaField(e.form, { name: view.name, label: about.title, rows: 3, maxlength: 1530,
     hint: `${about.when} ${view.own ? 'Your own wording.' : 'The default wording.'} It can use ${view.placeholders.map((p) => `{${p}}`).join(' ')}.` })}
-<button type="submit">Save template</button>
+<button type="submit">Save template<span class="visually-hidden"> ${about.title}</span></button>
 </form>
 ${preview}
-${view.own ? html`<form method="post" action="/settings/templates/${view.name}/reset" class="template-reset"><button type="submit" class="button-secondary">Reset to default</button></form>` : ''}
+${view.own ? html`<form method="post" action="/settings/templates/${view.name}/reset" class="template-reset"><button type="submit" class="button-secondary">Reset to default<span class="visually-hidden"> ${about.title}</span></button></form>` : ''}
 </section>`
 }
 

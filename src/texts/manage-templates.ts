@@ -3,6 +3,7 @@ import { AppError, validationFailed } from '../platform/errors'
 import type { OperationContext } from '../operations/operation-context'
 import { templateFor } from './queue-text'
 import { charCount } from '../platform/chars'
+import { inTransaction } from '../db/client'
 import { DEFAULT_TEMPLATES, isTemplateName, placeholdersOf, renderTemplate, smsSegments, TEMPLATE_NAMES, templateProblem, type TemplateName } from './templates'
 
 /** The longest text Twilio takes, in characters. */
@@ -16,6 +17,11 @@ export interface TemplateView {
   own: boolean
   default: string
   placeholders: readonly string[]
+}
+
+/** What a template's form was drawn with, in 22 characters: a save over a later save is refused (setTemplate's `expectedVersion`). */
+export function templateVersion(text: string): string {
+  return new Bun.CryptoHasher('sha256').update(text).digest('base64url').slice(0, 22)
 }
 
 /** The template of this name, else 404 naming those that exist. */
@@ -37,7 +43,7 @@ export function listTemplates(ctx: OperationContext): TemplateView[] {
  * Sets the account's own wording of a template: texts queued from now on use it. Refused (422,
  * field `text`) when empty, too long, or holding a placeholder that template's texts cannot fill.
  */
-export function setTemplate(ctx: OperationContext, name: string, text: string): TemplateView {
+export function setTemplate(ctx: OperationContext, name: string, text: string, expectedVersion?: string): TemplateView {
   requirePermission(ctx.actor, 'settings:manage')
   const template = templateNamed(name)
   const wording = text.trim()
@@ -48,8 +54,16 @@ export function setTemplate(ctx: OperationContext, name: string, text: string): 
     ?? (filled > MAX_TEXT_CHARS ? `must make texts of at most ${MAX_TEXT_CHARS.toLocaleString('en-US')} characters once its placeholders are filled (what Twilio takes); with sample values this one makes ${filled.toLocaleString('en-US')}` : null)
   // "must ..." reads after "it"; "{x} is not a placeholder ..." is a sentence of its own.
   if (problem) throw validationFailed([{ path: 'text', message: problem }], `The ${template} text was not saved: ${problem.startsWith('must') ? `it ${problem}` : problem}.`)
-  ctx.db.$client.query('INSERT INTO text_templates (account_id, name, body, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at')
-    .run(ctx.account.id, template, wording, ctx.clock.now())
+  inTransaction(ctx.db, () => {
+    const saved = templateFor(ctx.db, ctx.account.id, template)
+    // Saving what is there writes nothing and is never stale (the same form sent twice).
+    if (saved === wording) return
+    if (expectedVersion !== undefined && templateVersion(saved) !== expectedVersion) {
+      throw new AppError('conflict', `Someone else saved the ${template} text after this page was opened; nothing was saved.`, { changed_since_opened: true, saved_text: saved })
+    }
+    ctx.db.$client.query('INSERT INTO text_templates (account_id, name, body, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at')
+      .run(ctx.account.id, template, wording, ctx.clock.now())
+  })
   return { name: template, text: wording, own: wording !== DEFAULT_TEMPLATES[template], default: DEFAULT_TEMPLATES[template], placeholders: placeholdersOf(template) }
 }
 

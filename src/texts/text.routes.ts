@@ -28,7 +28,8 @@ export function textRoutes(deps: RouteDeps) {
   }
   const refused = () => new Response('signature check failed\n', { status: 403, headers: { 'content-type': 'text/plain' } })
   // Twilio posts from no page of ours (its signature is the proof); errors are plain text.
-  const callback = { answers: 'text', sameOrigin: false, accepts: TWILIO_BODY, detail: { hide: true } } as const
+  // A new object for each route (Elysia writes a route's macro results into the options it is given).
+  const callback = () => ({ answers: 'text', sameOrigin: false, accepts: TWILIO_BODY, detail: { hide: true } } as const)
   return new Elysia().use(routeProps)
     .post('/sms/twilio/inbound', ({ request, body }) => {
       const p = signed(body, request, '/sms/twilio/inbound')
@@ -40,13 +41,13 @@ export function textRoutes(deps: RouteDeps) {
       // Nobody would see it otherwise: say so in the log, where the operator looks (the number masked).
       if (unmatched) requestLogger(deps.logger, request).warn({ from: maskPhone(p.From ?? ''), to: p.To, message_sid: p.MessageSid ?? p.SmsSid, body: p.Body }, 'inbound text matched no open or recently finished job of an account that texted this number; not threaded')
       return xml(reply ? `<Message>${escapeXml(reply)}</Message>` : '')
-    }, callback)
+    }, callback())
     .post('/sms/twilio/status', ({ request, body }) => {
       const p = signed(body, request, '/sms/twilio/status')
       if (!p) return refused()
       applyDeliveryReport(deps.db, deps.clock, { providerId: p.MessageSid ?? '', status: p.MessageStatus ?? p.SmsStatus ?? '', errorCode: p.ErrorCode ?? null })
       return new Response(null, { status: 204 })
-    }, callback)
+    }, callback())
 }
 
 /** GET /jobs/{id}/texts: what was texted about a job (or recorded only, with the log provider), and what was skipped and why. */
