@@ -44,7 +44,9 @@ on stdout; only its argon2id hash is kept. Passwords have at least ${MIN_PASSWOR
     if (values.json) return printJson({ ...userView(made.user), password: made.generated ? made.password : undefined })
     if (made.generated) process.stdout.write(made.password + '\n')
     process.stderr.write(`Created ${made.user.role} login ${made.user.email} (${made.user.id}) for ${ctx.account.name}.` +
-      `${made.generated ? ' Its password is printed above, once: pass it on safely.' : ''} Sign in at ${config.publicUrl}/login\n`)
+      `${made.generated ? ' Its password is printed above, once: pass it on safely.' : ''} Sign in at ${config.publicUrl}/login` +
+      // The console does not know where serve listens unless told (serve may run on another port).
+      `${config.publicUrlIsDefault ? ' (or at the Dashboard address serve printed, when it listens elsewhere)' : ''}\n`)
   }),
 }
 
