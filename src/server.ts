@@ -5,6 +5,7 @@ import { describeDatabase } from './db/location'
 import { dbFlag, selfCommand } from './cli/cli'
 import { migrateDatabase } from './db/migrate'
 import { openLinkKey, recordLinkKey } from './db/link-key'
+import { fillSearchText } from './jobs/fill-search-text'
 import { ensureDefaultAccount } from './accounts/create-account'
 import { createHandler, type AppDeps } from './app'
 import { systemClock, type Clock } from './platform/clock'
@@ -82,6 +83,8 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   if (opened.created) logger.info({ file: config.linkKeyFile }, 'created the link key (keep it with the database: job links are sealed with it)')
   const links = { publicUrl: config.publicUrl, key }
   if (applied.length) logger.info({ applied }, 'migrations applied')
+  const filled = fillSearchText(db)
+  if (filled) logger.info({ jobs: filled }, 'filled in the jobs list search text of jobs written before it existed')
   const { account, created } = ensureDefaultAccount(db, clock)
   if (created) logger.info({ account_id: account.id }, 'created the default account and site')
 

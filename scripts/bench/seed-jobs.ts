@@ -20,6 +20,7 @@ import { join } from 'node:path'
 import type { BenchContext } from './lib'
 import { createBenchKey } from './frame'
 import { hashToken, loadKeyFile, seal } from '../../src/platform/sealed'
+import { searchTextOf } from '../../src/jobs/commit-job-change'
 
 /** Bump when the seeded data changes shape, so cached files from older versions are not used. */
 const SEED_VERSION = 4
@@ -171,8 +172,8 @@ function insertJobs(db: Database, plan: InsertPlan): void {
 
   const insert = db.prepare(`INSERT INTO jobs (id, account_id, site_id, external_ref, source, payer_type, service_type, urgency, customer, vehicle, pickup,
     destination, status, cancel_reason, rating, rating_comment, rated_at, reopen_count, eta_at, quote_cents, final_price_cents, payment_method, unit_id,
-    tracking_token_hash, tracking_token_sealed, driver_token_hash, driver_token_sealed, milestones, event_seq, imported, archived_at, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    tracking_token_hash, tracking_token_sealed, driver_token_hash, driver_token_sealed, milestones, event_seq, imported, archived_at, created_at, updated_at, search_text)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
   const link = (t: string | null) => (t === null ? [null, null] : [hashToken(t), seal(plan.key, t)])
   const span = plan.anchorMs - start
   const step = span / plan.count
@@ -216,16 +217,19 @@ function insertJobs(db: Database, plan: InsertPlan): void {
         const [make, model, drive] = pick(CARS)
         const unitId = NEEDS_UNIT.has(status) ? pick(unitIds) : null
         const consent = rnd() < 0.8
-        const customer = JSON.stringify({ name: `${pick(FIRST)} ${pick(LAST)}`, phone: `+1555${String(2000000 + Math.floor(rnd() * 7999999))}`, sms_consent: consent })
+        const name = `${pick(FIRST)} ${pick(LAST)}`
+        const customer = JSON.stringify({ name, phone: `+1555${String(2000000 + Math.floor(rnd() * 7999999))}`, sms_consent: consent })
         const vehicle = JSON.stringify({ year: String(2005 + Math.floor(rnd() * 21)), make, model, drive_type: drive, color: pick(COLORS), plate: null, vin: null })
         const pickup = JSON.stringify({ location: pick(PLACES), lat: 37 + rnd(), lng: -122 + rnd() })
+        const ref = source === 'motor_club' ? `MC-${100000 + i}` : null
         insert.run(
-          idAt('job', createdAt), plan.accountId, plan.siteId, source === 'motor_club' ? `MC-${100000 + i}` : null, source, payer, pick(SERVICES),
+          idAt('job', createdAt), plan.accountId, plan.siteId, ref, source, payer, pick(SERVICES),
           rnd() < 0.3 ? 'urgent' : 'normal', customer, vehicle, pickup, pick(GARAGES), status,
           status === 'cancelled' ? 'Customer found another ride' : null, rating, null, ratedAt, 0, null,
           rnd() < 0.6 ? 5000 + Math.floor(rnd() * 30000) : null, status === 'completed' ? 7500 + Math.floor(rnd() * 30000) : null,
           status === 'completed' ? (payer === 'cash' ? 'cash' : 'card') : null, unitId,
           ...link(token(24, BASE62)), ...link(unitId ? token(24, BASE62) : null), JSON.stringify(milestones), 1 + Object.keys(milestones).length, 0, archivedAt, createdAt, updatedAt,
+          searchTextOf({ customer: { name, phone: null, sms_consent: consent }, externalRef: ref }),
         )
       }
     })()

@@ -5,6 +5,7 @@ import { bringTo, call, makeJob, NO_LIMITS } from '../../test/jobs-helpers'
 import { createUser } from '../users/create-user'
 import { archiveJob } from '../jobs/archive-job'
 import { updateAccount } from '../accounts/update-account'
+import { fillSearchText } from '../jobs/fill-search-text'
 
 let api: TestApi
 let key: string
@@ -277,6 +278,33 @@ describe('the jobs list', () => {
     expect(await found({ q: 'иван' })).toEqual(ivans)
     const first = await open({ q: 'о' })
     expect(first.ids.length).toBe(30)
+  })
+
+  test('accents and case do not matter either way: zoe finds Zoë, PENA finds Peña, José is found as jose, strasse finds Straße; a reference too', async () => {
+    const zoe = (await makeJob(api, key, { customer: { name: 'Zoë Ångström' } })).id
+    const pena = (await makeJob(api, key, { customer: { name: 'María Peña' }, external_ref: 'RÉF-Ø12' })).id
+    const jose = (await makeJob(api, key, { customer: { name: 'Jose Strasse' } })).id
+    const strasse = (await makeJob(api, key, { customer: { name: 'Hauptstraße Garage' } })).id
+    expect(await found({ q: 'zoe' })).toEqual([zoe])
+    expect(await found({ q: 'angstrom' })).toEqual([zoe])
+    expect(await found({ q: 'PENA' })).toEqual([pena])
+    expect(await found({ q: 'maria pe' })).toEqual([pena])
+    expect(await found({ q: 'José' })).toEqual([jose])
+    expect(await found({ q: 'strasse' })).toEqual([strasse, jose])
+    expect(await found({ q: 'ref-o12' })).toEqual([pena])
+    // A name changed through the API is found by its new spelling, not its old one.
+    expect((await call(api, key, 'PATCH', `/jobs/${zoe}`, { customer: { name: 'Chloé Durand' } })).status).toBe(200)
+    expect(await found({ q: 'chloe' })).toEqual([zoe])
+    expect(await found({ q: 'zoe' })).toEqual([])
+  })
+
+  test('jobs written before the search text existed are found all the same, and the server\'s start fills theirs in', async () => {
+    const old = (await makeJob(api, key, { customer: { name: 'Renée Old' } })).id
+    api.db.$client.exec('UPDATE jobs SET search_text = NULL')
+    expect(await found({ q: 'renee' })).toEqual([old])
+    expect(fillSearchText(api.db)).toBe(1)
+    expect(await found({ q: 'renee' })).toEqual([old])
+    expect(fillSearchText(api.db)).toBe(0)
   })
 
   test('a job made through the API and then finished is found by the list and by GET /jobs alike', async () => {

@@ -1,6 +1,7 @@
 import { actorDetail } from '../accounts/actor'
 import type { Db } from '../db/client'
 import { AppError } from '../platform/errors'
+import { searchFold } from '../platform/chars'
 import { newId } from '../platform/ids'
 import type { OperationContext } from '../operations/operation-context'
 import type { JobEventRow, NewJobEvent } from './job-events'
@@ -175,8 +176,13 @@ const JOB_COLUMNS = [
   'id', 'account_id', 'site_id', 'external_ref', 'source', 'payer_type', 'service_type', 'urgency', 'customer', 'vehicle', 'pickup',
   'destination', 'status', 'cancel_reason', 'rating', 'rating_comment', 'rated_at', 'reopen_count', 'eta_at', 'quote_cents',
   'final_price_cents', 'payment_method', 'unit_id', 'commercial_account_id', 'tracking_token_hash', 'tracking_token_sealed', 'driver_token_hash', 'driver_token_sealed', 'milestones', 'event_seq', 'imported',
-  'archived_at', 'created_at', 'updated_at',
+  'archived_at', 'created_at', 'updated_at', 'search_text',
 ] as const
+
+/** The jobs list's search text of a row (search-jobs.ts): its customer's name and its reference, folded. */
+export function searchTextOf(r: Pick<JobRow, 'customer' | 'externalRef'>): string {
+  return `${searchFold(r.customer.name)}\n${searchFold(r.externalRef ?? '')}`
+}
 
 /** The row's values in JOB_COLUMNS order. */
 function columnValues(r: JobRow) {
@@ -184,7 +190,7 @@ function columnValues(r: JobRow) {
     r.id, r.accountId, r.siteId, r.externalRef, r.source, r.payerType, r.serviceType, r.urgency, JSON.stringify(r.customer),
     JSON.stringify(r.vehicle), JSON.stringify(r.pickup), r.destination, r.status, r.cancelReason, r.rating, r.ratingComment,
     r.ratedAt, r.reopenCount, r.etaAt, r.quoteCents, r.finalPriceCents, r.paymentMethod, r.unitId, r.commercialAccountId, r.trackingTokenHash, r.trackingTokenSealed, r.driverTokenHash, r.driverTokenSealed,
-    JSON.stringify(r.milestones), r.eventSeq, r.imported ? 1 : 0, r.archivedAt, r.createdAt, r.updatedAt,
+    JSON.stringify(r.milestones), r.eventSeq, r.imported ? 1 : 0, r.archivedAt, r.createdAt, r.updatedAt, searchTextOf(r),
   ] as const
 }
 

@@ -45,6 +45,12 @@ export const jobs = sqliteTable('jobs', {
   archivedAt: integer('archived_at'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
+  /**
+   * What the jobs list's search text is matched against, written with every change of the job:
+   * the customer's name and the reference folded (no accents, lower case: "zoe" finds Zoë). Null
+   * only for a row written before it existed, until the server's start fills it in.
+   */
+  searchText: text('search_text'),
 }, (t) => [
   // updated_at rides along so GET /jobs?updated_since can walk this index without touching rows.
   index('jobs_account_created_idx').on(t.accountId, t.createdAt, t.id, t.updatedAt),

@@ -3,7 +3,8 @@ import { STATUSES, type JobStatus } from './job-status'
 import type { jobs } from './job.table'
 import { trackingUrlOf, type JobLinks } from './job-links'
 
-export type JobRow = typeof jobs.$inferSelect
+/** A job as the code reads and writes it; `search_text` is derived from it at every write (commit-job-change.ts). */
+export type JobRow = Omit<typeof jobs.$inferSelect, 'searchText'>
 
 export interface UnitRef { id: string; name: string }
 /** The commercial account a job is done for, as the job shows it. */

@@ -9,7 +9,7 @@ import { unitsByIds } from '../units/unit.queries'
 import { FINISHED, isStatus, STATUSES, type JobStatus } from './job-status'
 import type { JobVehicle } from './job.table'
 import type { UnitRef } from './job.view'
-import { charCount } from '../platform/chars'
+import { charCount, searchFold } from '../platform/chars'
 
 /** What the jobs list asks for, as typed: every part optional, all text (a form's query string). */
 export interface SearchJobsInput {
@@ -75,27 +75,12 @@ interface TextSearch {
 
 type Row = { id: string; created_at: number; status: string; customer: string; vehicle: string; pickup: string; external_ref: string | null; archived_at: number | null; unit_id: string | null }
 
-const fold = (s: string) => s.normalize('NFC').toLowerCase()
+const fold = searchFold
 const compactPlate = (s: string) => fold(s).replace(/[\s-]+/g, '')
 
 const escapeLike = (part: string) => part.replace(/[\\%_]/g, (c) => `\\${c}`)
-/** A LIKE pattern of the parts of `text` between `gaps`, each escaped, anything allowed around and between them. */
-const likeParts = (text: string, gaps: RegExp) => `%${text.split(gaps).filter(Boolean).map(escapeLike).join('%')}%`
-/** What JSON text may hold other than as typed: non-ASCII (SQLite folds only ASCII), and what JSON writes escaped (quote, backslash, controls). */
+/** What JSON text may hold other than as typed: non-ASCII, and what JSON writes escaped (quote, backslash, controls). */
 const JSON_GAPS = /[^\x20-\x7e]+|["\\]+/
-
-/**
- * A LIKE pattern that finds at least every value containing `text` case-insensitively: SQLite
- * folds only ASCII letters, so each run of other characters becomes `%`, and the rows it lets
- * through are tested again in JavaScript, which folds every letter.
- */
-const containsPattern = (text: string) => likeParts(text, /[^\x00-\x7f]+/)
-
-/**
- * The same for text inside a column of JSON text (read raw, not parsed: parsing every row's JSON
- * was most of a search's time): the characters JSON writes escaped become `%` too.
- */
-const containsPatternInJson = (text: string) => likeParts(text, JSON_GAPS)
 
 /**
  * A LIKE pattern matching every text holding these characters in order, whatever stands between
@@ -173,8 +158,10 @@ export function searchJobs(ctx: OperationContext, input: SearchJobsInput): JobSe
     } else {
       // Each term lets through at least every job the text matches (matchesText decides), reading
       // the JSON columns as text: a search that matches one old job reads every job of the account.
-      const terms = [`customer LIKE ? ESCAPE '\\'`, `external_ref LIKE ? ESCAPE '\\'`]
-      const termParams: string[] = [containsPatternInJson(q), containsPattern(q)]
+      // The name and the reference through their folded copy (no accents, lower case), exactly; a
+      // row from before it existed (null until the server's start fills it) goes to matchesText.
+      const terms = [`search_text LIKE ? ESCAPE '\\'`, 'search_text IS NULL']
+      const termParams: string[] = [`%${escapeLike(text.folded)}%`]
       if (text.plate) { terms.push(`vehicle LIKE ? ESCAPE '\\'`); termParams.push(spreadPattern(text.plate)) }
       if (PHONE_LIKE.test(q)) {
         const e164 = normalizePhone(q, ctx.account.defaultCountry)

@@ -30,3 +30,14 @@ export function nameProblem(name: string, max: number): string | null {
 
 /** A name as names are compared (two that differ only by case or by how an accent is composed are one): trimmed, NFC, lower-cased by Unicode's rules. */
 export const nameKey = (name: string): string => name.trim().normalize('NFC').toLowerCase()
+
+/** Letters that Unicode does not decompose into a base letter and a mark, as searches spell them. */
+const UNDECOMPOSED: Record<string, string> = { ø: 'o', æ: 'ae', œ: 'oe', ß: 'ss', ł: 'l', đ: 'd', ð: 'd', þ: 'th', ı: 'i', ħ: 'h', ŧ: 't' }
+
+/**
+ * Text as searches compare it: accents and other marks taken off (é, ë, ñ, ç become e, e, n, c),
+ * compatibility forms unfolded (ﬁ, full-width letters), lower case: "zoe" finds "Zoë", "pena" "Peña".
+ */
+export function searchFold(s: string): string {
+  return s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/[øæœßłđðþıħŧ]/g, (c) => UNDECOMPOSED[c]!)
+}

@@ -1,0 +1,1 @@
+ALTER TABLE `jobs` ADD `search_text` text;

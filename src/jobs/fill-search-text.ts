@@ -1,0 +1,24 @@
+import { inTransaction, type Db } from '../db/client'
+import { searchTextOf } from './commit-job-change'
+import type { JobCustomer } from './job.table'
+
+/**
+ * Fills in the jobs list's search text of rows written before it existed (a database from an
+ * older towline, or rows another program wrote), a thousand to a transaction, so a long fill
+ * never holds the write lock for long. Run by `serve` at start; the search lets such rows through
+ * to its own check meanwhile. Returns how many rows it filled.
+ */
+export function fillSearchText(db: Db): number {
+  let filled = 0
+  for (;;) {
+    const rows = db.$client.query<{ id: string; customer: string; external_ref: string | null }, []>(
+      'SELECT id, customer, external_ref FROM jobs WHERE search_text IS NULL LIMIT 1000',
+    ).all()
+    if (!rows.length) return filled
+    inTransaction(db, () => {
+      const write = db.$client.query('UPDATE jobs SET search_text = ? WHERE id = ? AND search_text IS NULL')
+      for (const r of rows) write.run(searchTextOf({ customer: JSON.parse(r.customer) as JobCustomer, externalRef: r.external_ref }), r.id)
+    })
+    filled += rows.length
+  }
+}
