@@ -74,7 +74,9 @@ function statusSection(d: JobPageData, s: JobPageState): Html {
     if (job.unit === null) parts.push(html`<p class="hint">Assign a unit to dispatch the job.</p>`)
     const canGoa = nextMoves(status, 'patch', job.unit !== null).some((m) => m.to === 'goa')
     const cancelForm = s.forms?.cancel ?? blankForm()
-    parts.push(actionForm(d, s, 'cancel', html`${inputField(cancelForm, { name: 'reason', label: 'Reason', hint: 'Needed to cancel (3 to 500 characters); optional for GOA.', maxlength: 500 })}
+    // Enter in Reason must not choose for the dispatcher: the form's first submit button (the one
+    // Enter would press) is a disabled, hidden one, so only a click on Cancel job or GOA sends it.
+    parts.push(actionForm(d, s, 'cancel', html`<button type="submit" disabled hidden aria-hidden="true" tabindex="-1"></button>${inputField(cancelForm, { name: 'reason', label: 'Reason', hint: 'Needed to cancel (3 to 500 characters); optional for GOA.', maxlength: 500 })}
 <div class="button-row"><button type="submit" name="to" value="cancelled" class="button-danger">Cancel job</button>${canGoa ? html`<button type="submit" name="to" value="goa" class="button-secondary">GOA</button>` : ''}</div>`))
   } else {
     const reopenForm = s.forms?.reopen ?? blankForm()

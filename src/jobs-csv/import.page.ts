@@ -38,8 +38,8 @@ ${listed.map((e) => html`<tr><td>${e.row ?? ''}</td><td>${e.column ?? ''}</td><t
 function outcomeBlock(o: ImportOutcome): Html {
   switch (o.kind) {
     case 'none': return html``
-    case 'passed': return html`<p class="notice notice-ok" role="status">Every row of ${o.fileName} passes (${o.rows} ${o.rows === 1 ? 'job' : 'jobs'}). Nothing was written: choose the file again and press Import to bring the jobs in.</p>`
-    case 'imported': return html`<p class="notice notice-ok" role="status">Imported ${o.count} ${o.count === 1 ? 'job' : 'jobs'}. <a href="/jobs">See them in the jobs list</a>.</p>`
+    case 'passed': return html`<p class="notice notice-ok" role="status" data-focus-on-load>Every row of ${o.fileName} passes (${o.rows} ${o.rows === 1 ? 'job' : 'jobs'}). Nothing was written: choose the file again and press Import to bring the jobs in.</p>`
+    case 'imported': return html`<p class="notice notice-ok" role="status" data-focus-on-load>Imported ${o.count} ${o.count === 1 ? 'job' : 'jobs'}. <a href="/jobs">See them in the jobs list</a>.</p>`
     case 'refused': return errorTable(o.errors)
   }
 }

@@ -33,7 +33,7 @@ export function changeStatus(ctx: OperationContext, id: string, change: StatusCh
     // The move is checked before its reason: a finished job answers 409, reason or not.
     checkMove(job, change.to, via)
     const cancelReason = change.to === 'cancelled' ? requireReason(change.reason, 'cancel_reason', 'Cancelling a job')
-      : change.to === 'goa' && change.reason !== undefined ? requireReason(change.reason, 'cancel_reason', 'A goa')
+      : change.to === 'goa' && change.reason !== undefined ? requireReason(change.reason, 'cancel_reason', 'A GOA (gone on arrival)')
       : undefined
     return commitJobChange(tx, ctx, job, {
       ...(cancelReason !== undefined ? { set: { cancelReason } } : {}),

@@ -104,7 +104,7 @@ export function updateJob(ctx: OperationContext, id: string, input: UpdateJobBod
   const cancelReason = wantsMove && to === 'cancelled' ? requireReason(input.cancel_reason, 'cancel_reason', 'Cancelling a job')
     // A goa's reason is optional: null there is none. Anywhere else null is a reason it cannot use.
     : input.cancel_reason === null && wantsMove ? undefined
-    : input.cancel_reason !== undefined ? requireReason(input.cancel_reason, 'cancel_reason', wantsMove ? 'A goa' : 'A cancel reason')
+    : input.cancel_reason !== undefined ? requireReason(input.cancel_reason, 'cancel_reason', wantsMove ? 'A GOA (gone on arrival)' : 'A cancel reason')
     : undefined
 
   let applied: { from: string; to: string } | null = null

@@ -54,9 +54,14 @@ describe('CSV import and export in Chromium', () => {
 
     rows[1] = completedRow(2)
     rows[2] = completedRow(3, { status: 'cancelled', completed_at: '', cancelled_at: '2026-03-04T23:00:00Z', cancel_reason: 'Customer found another ride' })
+    // A check that passes says so where the keyboard (and a screen reader) is: focus on the words.
+    await send(page, file('fixed.csv', csvText(BASIC_HEADER, rows, { bom: true })), 'Check file')
+    await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'status')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toStartWith('Every row of fixed.csv passes (3 jobs).')
     await send(page, file('fixed.csv', csvText(BASIC_HEADER, rows, { bom: true })), 'Import')
     expect(new URL(page.url()).pathname + new URL(page.url()).search).toBe('/import?imported=3')
     expect(await page.getByRole('status').textContent()).toBe('Imported 3 jobs. See them in the jobs list.')
+    await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'status')
     const listed = (await api('GET', '/jobs')).body.data
     expect(listed.map((j: any) => j.external_ref).sort()).toEqual(['HIST-1', 'HIST-2', 'HIST-3'])
     const cancelled = listed.find((j: any) => j.external_ref === 'HIST-3')

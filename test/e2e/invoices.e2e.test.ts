@@ -177,6 +177,28 @@ describe('invoices in Chromium, with the webhook receiver', () => {
     await phone.close()
   }, 90_000)
 
+  test('a line description with no place to break (a pasted claim link) wraps: the amounts stay on the phone\'s screen and on the printout', async () => {
+    const made = await api('POST', '/jobs', { customer: { name: 'Lu Long' }, pickup: { location: 'SE Stark St' } })
+    const jobId = made.body.id as string
+    const page = await signedInPage(d.browser, d.base, DISPATCHER)
+    await page.goto(`${d.base}/jobs/${jobId}`)
+    await issue(page, jobId, [{ description: `Claim https://claims.example.com/${'A1B2C3D4'.repeat(16)}`, amount: '185.00' }])
+    const inv = (await api('GET', `/jobs/${jobId}/events?limit=100`)).body.data.find((e: any) => e.type === 'job.payment_updated').detail.invoice_id as string
+    await page.goto(`${d.base}/invoices/${inv}`)
+    for (const media of ['screen', 'print'] as const) {
+      await page.emulateMedia({ media })
+      await page.setViewportSize({ width: media === 'print' ? 700 : 360, height: 740 })
+      // The amount cell of the line, whole, inside the width: nothing scrolled away or cut off.
+      const amount = page.locator('.invoice-lines tbody td.num').first()
+      const box = (await amount.boundingBox())!
+      expect({ media, inside: box.x >= 0 && box.x + box.width <= (media === 'print' ? 700 : 360) }).toEqual({ media, inside: true })
+      expect(await amount.innerText()).toBe('$185.00')
+    }
+    await page.emulateMedia({ media: 'screen' })
+    await expectNoHorizontalOverflow(page)
+    await page.context().close()
+  }, 60_000)
+
   test('a draft opened in two tabs: the second Issue invoice is refused naming the first, nothing billed twice; Back to a draft lists the issued one', async () => {
     const made = await api('POST', '/jobs', { customer: { name: 'Bo Tran' }, pickup: { location: 'SE Division St' }, quote_cents: 9500 })
     const jobId = made.body.id as string

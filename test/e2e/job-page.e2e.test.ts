@@ -279,6 +279,21 @@ describe('the job page in Chromium', () => {
     await page.context().close()
   }, 30_000)
 
+  test('Enter in the Reason field chooses neither Cancel job nor GOA: nothing is sent until one is clicked', async () => {
+    const made = await api('POST', '/jobs', { customer: { name: 'Enter Ed', phone: '503-555-0166', sms_consent: true }, pickup: { location: 'Exit 9' } })
+    const id = made.body.id as string
+    const page = await signIn(DISPATCHER)
+    await page.goto(`${base}/jobs/${id}`)
+    await page.getByLabel('Reason').first().fill('Nobody at the pickup')
+    // Implicit submission happens within the key press: a submit event would be counted by the time it returns.
+    await page.evaluate(() => { (window as any).submits = 0; document.addEventListener('submit', () => (window as any).submits++, true) })
+    await page.getByLabel('Reason').first().press('Enter')
+    expect(await page.evaluate(() => (window as any).submits)).toBe(0)
+    expect((await api('GET', `/jobs/${id}`)).body.status).toBe('confirmed')
+    expect((await api('GET', `/jobs/${id}/texts`)).body.data.map((t: { template: string }) => t.template)).toEqual(['request_received'])
+    await page.context().close()
+  }, 30_000)
+
   test('the job page passes axe-core and fits a 360 px phone', async () => {
     const made = await api('POST', '/jobs', { customer: { name: 'Axe Alice', phone: '503-555-0150', sms_consent: true }, pickup: { location: 'A very long pickup description on the shoulder of the interstate near the bridge' } })
     await api('POST', `/jobs/${made.body.id}/assign`, { unit_id: unit })

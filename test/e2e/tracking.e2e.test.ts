@@ -131,6 +131,22 @@ describe('the tracking page in Chromium, at a phone\'s size', () => {
     await context.close()
   }, 60_000)
 
+  test('at 360 px the truck, the expected time and a long destination each take a row of their own: nothing runs off the side', async () => {
+    const job = await newJob()
+    expect((await api('POST', `/jobs/${job.id}/assign`, { unit_id: unit.id })).status).toBe(200)
+    expect((await api('PATCH', `/jobs/${job.id}`, { status: 'en_route', eta_at: new Date(Date.now() + 25 * 60_000).toISOString(), destination: "Joe's Garage & Collision Center, 12345 Southeast Foster Road, Portland, Oregon 97266" })).status).toBe(200)
+    const { context, page } = await phonePage({ width: 360 })
+    await page.goto(job.tracking_url)
+    const expected = page.locator('.track-facts dd').nth(1)
+    await expected.waitFor()
+    await expectNoHorizontalOverflow(page)
+    // The time reads on one line, not a character a line in a sliver.
+    const box = (await expected.boundingBox())!
+    expect(box.width).toBeGreaterThan(100)
+    expect(box.height).toBeLessThan(60)
+    await context.close()
+  }, 30_000)
+
   test('Share my location (geolocation granted) and Message + Send land on the timeline with actor customer', async () => {
     const job = await newJob()
     const { context, page } = await phonePage({ geolocation: true })

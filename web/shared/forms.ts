@@ -325,9 +325,11 @@ export function focusRefusal(): boolean {
  * keyboard would start again at the top of the page.
  */
 export function focusDone(): void {
-  if (!new URLSearchParams(location.search).has('done')) return
   if (document.activeElement && document.activeElement !== document.body) return
-  const done = [...document.querySelectorAll<HTMLElement>('.page-done[role="status"], .form-done[role="status"]')].find((el) => (el.textContent ?? '').trim() !== '' && !el.hidden)
+  // An outcome the server drew into the page it answered with (a check's result, an import's count).
+  const drawn = document.querySelector<HTMLElement>('[data-focus-on-load][role="status"]')
+  if (!drawn && !new URLSearchParams(location.search).has('done')) return
+  const done = drawn ?? [...document.querySelectorAll<HTMLElement>('.page-done[role="status"], .form-done[role="status"]')].find((el) => (el.textContent ?? '').trim() !== '' && !el.hidden)
   if (!done) return
   if (!done.hasAttribute('tabindex')) done.tabIndex = -1
   done.focus()
