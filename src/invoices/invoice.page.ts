@@ -34,11 +34,11 @@ export const INVOICE_DONE: Record<string, string> = {
 const money = (cents: number) => dollarsText(cents)
 
 /** A labelled text field whose id is unique on the page (several invoices, several lines), wired to its message as form.ts wires its own. */
-function field(f: { id: string; name: string; label: string; value: string; error?: string; maxlength?: number; inputmode?: 'decimal' | 'text'; required?: boolean; hint?: string }): Html {
-  const described = [f.hint ? `${f.id}-hint` : '', f.error ? `${f.id}-error` : ''].filter(Boolean).join(' ')
+function field(f: { id: string; name: string; label: string; value: string; error?: string; maxlength?: number; inputmode?: 'decimal' | 'text'; required?: boolean; hint?: string; sharedHint?: string; focus?: boolean }): Html {
+  const described = [f.hint ? `${f.id}-hint` : '', f.sharedHint ?? '', f.error ? `${f.id}-error` : ''].filter(Boolean).join(' ')
   return html`<div class="field"><label for="${f.id}">${f.label}</label>${f.required ? html`<span class="required" aria-hidden="true"> *</span>` : ''}${f.hint ? html`<p class="field-hint" id="${`${f.id}-hint`}">${f.hint}</p>` : ''}<input${attrs({
     type: 'text', id: f.id, name: f.name, value: f.value, maxlength: f.maxlength, inputmode: f.inputmode, required: f.required, autocomplete: 'off',
-    'aria-invalid': f.error ? 'true' : undefined, 'aria-describedby': described || undefined,
+    'aria-invalid': f.error ? 'true' : undefined, 'aria-describedby': described || undefined, 'data-focus-on-load': f.focus ?? false,
   })}><p class="field-error" id="${`${f.id}-error`}">${f.error ?? ''}</p></div>`
 }
 
@@ -115,6 +115,8 @@ export interface DraftState {
   idempotencyKey: string
   /** How many invoices the job had when the draft was first shown (the draft sends it back: issueInvoice's expectedInvoices). */
   invoicesSeen: number
+  /** The line whose Description takes focus when the page opens (the one Add line just added). */
+  focusLine?: number
 }
 
 /** The draft invoice page's body (**Create invoice**): lines of **Description** and **Amount**, **Add line**, **Issue invoice**. */
@@ -125,8 +127,8 @@ export function draftInvoiceBody(job: { id: string; title: string }, s: DraftSta
 <ul>${standing.map((inv) => html`<li><a href="${`/invoices/${inv.id}`}">${inv.number}</a>: ${INVOICE_STATUS_LABELS[inv.status]}, ${money(inv.total_cents)}${inv.status === 'issued' ? `, ${money(inv.amount_due_cents)} due` : ''}</li>`)}</ul></div>`
     : ''
   const lines = s.lines.map((l, i) => html`<fieldset class="invoice-line"><legend>Line ${String(i + 1)}</legend>
-${field({ id: `f-line-${i}-description`, name: 'description[]', label: 'Description', value: l.description, error: s.errors[i]?.description, maxlength: MAX_LINE_DESCRIPTION })}
-${field({ id: `f-line-${i}-amount`, name: 'amount[]', label: 'Amount', value: l.amount, error: s.errors[i]?.amount, inputmode: 'decimal' })}
+${field({ id: `f-line-${i}-description`, name: 'description[]', label: 'Description', value: l.description, error: s.errors[i]?.description, maxlength: MAX_LINE_DESCRIPTION, focus: s.focusLine === i })}
+${field({ id: `f-line-${i}-amount`, name: 'amount[]', label: 'Amount', value: l.amount, error: s.errors[i]?.amount, inputmode: 'decimal', sharedHint: 'draft-hint' })}
 </fieldset>`)
   const form: FormState = { values: {}, errors: {}, alert: s.alert ?? (Object.keys(s.errors).length ? 'Some lines need attention; each says why beside it.' : '') }
   return html`<p class="breadcrumb"><a href="/board">Board</a> / <a href="${`/jobs/${job.id}`}">${job.title}</a></p>

@@ -142,7 +142,9 @@ export function invoiceRoutes(session: SessionPlugin, deps: RouteDeps) {
       const idempotencyKey = DRAFT_KEY.test(text(f, 'idempotency_key')) ? text(f, 'idempotency_key') : randomBase62(24)
       const seen = /^\d{1,6}$/.test(text(f, 'invoices_seen')) ? Number(text(f, 'invoices_seen')) : undefined
       if (text(f, 'intent') === 'add_line') {
-        return draftPage(ctx, user, params.id, { lines: lines.length < MAX_INVOICE_LINES ? [...lines, { description: '', amount: '' }] : lines, errors: {}, idempotencyKey, invoicesSeen: seen })
+        const more = lines.length < MAX_INVOICE_LINES ? [...lines, { description: '', amount: '' }] : lines
+        // The keyboard goes on at the new line, not at the top of the page.
+        return draftPage(ctx, user, params.id, { lines: more, errors: {}, idempotencyKey, invoicesSeen: seen, focusLine: more.length - 1 })
       }
       return issue(ctx, user, params.id, lines, idempotencyKey, seen)
     }, { signedIn: 'dispatcher', accepts: { kind: 'form', maxBytes: BODY_CAPS.form, maxFields: 2 * MAX_INVOICE_LINES + 8 } })

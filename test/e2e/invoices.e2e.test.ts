@@ -59,6 +59,8 @@ async function issue(page: Page, jobId: string, lines: { description: string; am
     if (i >= (await page.getByLabel('Description', { exact: true }).count())) {
       await page.getByRole('button', { name: 'Add line' }).click()
       await page.waitForLoadState()
+      // The keyboard goes on at the line just added.
+      await page.waitForFunction((id) => document.activeElement?.id === id, `f-line-${i}-description`)
     }
     await page.getByLabel('Description', { exact: true }).nth(i).fill(line.description)
     await page.getByLabel('Amount', { exact: true }).nth(i).fill(line.amount)

@@ -326,8 +326,9 @@ export function focusRefusal(): boolean {
  */
 export function focusDone(): void {
   if (document.activeElement && document.activeElement !== document.body) return
-  // An outcome the server drew into the page it answered with (a check's result, an import's count).
-  const drawn = document.querySelector<HTMLElement>('[data-focus-on-load][role="status"]')
+  // What the server marked to take focus in the page it answered with: an outcome (a check's
+  // result, an import's count) or the field to go on at (the invoice line just added).
+  const drawn = document.querySelector<HTMLElement>('[data-focus-on-load]')
   if (!drawn && !new URLSearchParams(location.search).has('done')) return
   const done = drawn ?? [...document.querySelectorAll<HTMLElement>('.page-done[role="status"], .form-done[role="status"]')].find((el) => (el.textContent ?? '').trim() !== '' && !el.hidden)
   if (!done) return
