@@ -138,7 +138,7 @@ export function readConfig(given: Record<string, string | undefined>, flags: Fla
   return {
     dbPath,
     // Beside a SQLite file; for PostgreSQL in the working folder (every instance needs the same file).
-    linkKeyFile: env.TOWLINE_LINK_KEY_FILE || (isPostgresUrl(dbPath) ? './towline.key' : `${dbPath}.key`),
+    linkKeyFile: env.TOWLINE_LINK_KEY_FILE || defaultLinkKeyFile(dbPath),
     port,
     host: flag(flags, 'host') ?? env.TOWLINE_HOST ?? '0.0.0.0',
     publicUrl,
@@ -179,4 +179,9 @@ function idleTimeout(raw: string | undefined): number {
   const s = int('TOWLINE_IDLE_TIMEOUT_SECONDS', raw, 10, 5)
   if (s > 255) throw new ConfigError(`TOWLINE_IDLE_TIMEOUT_SECONDS: ${s} is more than 255 seconds`)
   return s
+}
+
+/** Where a database's link key file is when TOWLINE_LINK_KEY_FILE names none: beside a SQLite file, in the working folder for PostgreSQL. */
+export function defaultLinkKeyFile(dbPath: string): string {
+  return isPostgresUrl(dbPath) ? './towline.key' : `${dbPath}.key`
 }

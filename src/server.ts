@@ -2,7 +2,7 @@ import type { Config } from './config'
 import { openDatabase, closeDatabase, restrictKeyToOwner, restrictToOwner } from './db/client'
 import { startCheckpointer } from './db/checkpointer'
 import { describeDatabase } from './db/location'
-import { dbFlag, selfCommand } from './cli/cli'
+import { commandFor } from './cli/cli'
 import { migrateDatabase } from './db/migrate'
 import { openLinkKey, recordLinkKey } from './db/link-key'
 import { fillSearchText } from './jobs/fill-search-text'
@@ -144,11 +144,11 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   // The pages' links name the public URL: the one address whose Origin the dashboard's forms accept.
   // Any live key of any account (a demo database's keys are its demo account's, not the default one's).
   const hint = !db.$client.query('SELECT 1 AS one FROM api_keys WHERE revoked_at IS NULL LIMIT 1').get()
-    ? `No API key yet. Create one (it is shown once):\n  ${selfCommand()} keys create${dbFlag(config)} --name my-integration --scopes jobs:read,jobs:write\n`
+    ? `No API key yet. Create one (it is shown once):\n  ${commandFor(config, 'keys create')} --name my-integration --scopes jobs:read,jobs:write\n`
     : ''
   const ownerHint = hasActiveUser(db)
     ? ''
-    : `No dashboard login yet. Make the first owner (the password is printed once):\n  ${selfCommand()} users create${dbFlag(config)} --email you@example.com --role owner\nthen sign in at ${config.publicUrl}/login\n`
+    : `No dashboard login yet. Make the first owner (the password is printed once):\n  ${commandFor(config, 'users create')} --email you@example.com --role owner\nthen sign in at ${config.publicUrl}/login\n`
   process.stderr.write(`${insecure ? `warning: ${insecure}\n` : ''}${ownerHint}${hint}Dashboard: ${config.publicUrl}/login\nAPI reference: ${config.publicUrl}/api/v1/docs\nTowline ${VERSION} listening on ${where} (database ${describeDatabase(config.dbPath)})\n`)
 }
 

@@ -32,7 +32,8 @@ export function paymentUrlProblem(raw: string): string | null {
 
 /** What the company settings page was drawn with, in 22 characters: a save over a later save is refused (updateAccount's `expectedVersion`). */
 export function accountSettingsVersion(a: AccountRow): string {
-  const fields = [a.name, a.defaultCountry, a.phone, a.smsFrom, a.paymentUrl, a.timeZone]
+  // The fields the page shows (a sending number or country changed from the console is kept by the save, not overwritten).
+  const fields = [a.name, a.phone, a.paymentUrl, a.timeZone]
   return new Bun.CryptoHasher('sha256').update(JSON.stringify(fields)).digest('base64url').slice(0, 22)
 }
 
@@ -95,7 +96,8 @@ export function updateAccount(ctx: OperationContext, input: { name?: string; pho
     const saved = findAccountById(ctx.db, next.id) ?? before
     const savedVersion = accountSettingsVersion(saved)
     // The same form sent twice, or a save of what is there: nothing to write, never stale.
-    if (accountSettingsVersion(next) === savedVersion) return false
+    const every = (a: AccountRow) => JSON.stringify([a.name, a.defaultCountry, a.phone, a.smsFrom, a.paymentUrl, a.timeZone])
+    if (every(next) === every(saved)) return false
     if (expectedVersion !== undefined && savedVersion !== expectedVersion) {
       throw new AppError('conflict', 'Someone else saved the company settings after this page was opened; nothing was saved.', { changed_since_opened: true })
     }

@@ -1,7 +1,7 @@
 import { existsSync, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { ConfigError, readConfig, type Config } from '../config'
+import { ConfigError, defaultLinkKeyFile, readConfig, type Config } from '../config'
 import { openDatabase, closeDatabase, type Db } from '../db/client'
 import { embeddedMigrations, migrateDatabase, pendingMigrations } from '../db/migrate'
 import { embeddedPgMigrations } from '../db/pg/migrate-postgres'
@@ -61,6 +61,16 @@ export function selfCommand(): string {
   if (!entry.endsWith('bin/towline.ts')) return 'npm run towline --'
   const installed = join(process.cwd(), 'node_modules', 'towline', 'bin', 'towline.ts')
   return existsSync(installed) && realpathSync(installed) === realpathSync(entry) ? 'npx towline' : `bun ${entry}`
+}
+
+/**
+ * A command as the operator should type it to reach this database: the program (selfCommand),
+ * with TOWLINE_LINK_KEY_FILE in front when serve was given a key file of its own (a command
+ * without it would look for the default one and be refused), then `sub` and ` --db` when needed.
+ */
+export function commandFor(config: Config, sub: string): string {
+  const key = config.linkKeyFile === defaultLinkKeyFile(config.dbPath) ? '' : `TOWLINE_LINK_KEY_FILE=${config.linkKeyFile} `
+  return `${key}${selfCommand()} ${sub}${dbFlag(config)}`
 }
 
 /** ` --db FILE` when the database is not the default one, so a printed command hits the same file (a URL without its password). */

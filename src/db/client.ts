@@ -57,13 +57,15 @@ export function openDatabase(path: string, opts: { create?: boolean } = {}): Db 
     try { createOwnerOnly(path) } catch (err) { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err }
   }
   const sqlite = new Database(path, { create, readwrite: true, strict: true })
+  // First: a new file's switch to WAL needs the lock another process opening it at the same
+  // moment may hold, and without a busy timeout it would fail at once (database is locked).
+  sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
   // A new database gets 2 KiB pages (an existing one keeps its own): a commit rewrites whole
   // pages, and most commits touch a row or an index entry or two in each of many pages (the
   // webhooks bench: 38 → 31 MB/s written at 5,000 deliveries/s). A job row or a webhook event still fits in one.
   sqlite.exec('PRAGMA page_size = 2048')
   sqlite.exec('PRAGMA journal_mode = WAL')
   sqlite.exec('PRAGMA synchronous = NORMAL')
-  sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
   sqlite.exec('PRAGMA foreign_keys = ON')
   sqlite.exec('PRAGMA temp_store = MEMORY')
   // Checkpoint every ~8 MB of WAL rather than 2: a hot page rewritten by many commits is copied

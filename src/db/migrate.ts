@@ -73,6 +73,8 @@ export function migrateDatabase(db: Db, opts: { through?: string; linkKey?: () =
     // Only while the migration after the step is still to come (the step reads what it drops).
     if (at < 0 || end <= at || appliedThrough(db) > at) continue
     applied.push(...migrateThrough(db, step.after))
+    // Another process that opened the database at once may have gone past the step meanwhile.
+    if (appliedThrough(db) > at) continue
     step.run(db, linkKey)
   }
   applied.push(...migrateThrough(db, target))
@@ -125,35 +127,34 @@ function appliedThrough(db: Db): number {
   return last ? journal.entries.findLastIndex((e) => e.when <= Number(last.at)) : -1
 }
 
-/** Applies the pending migrations up to and including `through` (all when undefined). */
+/**
+ * Applies the pending migrations up to and including `through` (all when undefined), with the
+ * records drizzle's migrator keeps (`__drizzle_migrations`: hash and journal time), in ONE
+ * IMMEDIATE transaction: the write lock is taken before the record is read, so two processes
+ * opening one database at once (two serves, a serve and a console command) migrate it once, the
+ * second waiting for the first and then finding nothing to do; a failed migration leaves the
+ * database as it was.
+ */
 function migrateThrough(db: Db, through: string | undefined): string[] {
-  const opts = { through }
   const client = db.$client
-  const hasTable = client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
-  const last = hasTable
-    ? (client.query('SELECT created_at AS at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1').get() as { at: number } | null)
-    : null
-  const lastKnown = journal.entries.at(-1)?.when ?? 0
-  if (last && Number(last.at) > lastKnown) {
-    throw new DatabaseTooNewError(tooNewMessage(Number(last.at), journal.entries.at(-1)!))
-  }
-  const stop = opts.through ? journal.entries.findIndex((e) => e.tag === opts.through) : journal.entries.length - 1
-  if (stop < 0) throw new Error(`no migration ${opts.through}`)
-  const entries = journal.entries.slice(0, stop + 1)
-  const pending = entries.filter((e) => !last || e.when > Number(last.at)).map((e) => e.tag)
-  const migrations = entries.map((e) => {
-    const query = SQL_BY_TAG[e.tag]
-    if (query === undefined) throw new Error(`migration ${e.tag} is not embedded; run bun run migrations:embed`)
-    return {
-      sql: query.split('--> statement-breakpoint'),
-      bps: e.breakpoints,
-      folderMillis: e.when,
-      hash: createHash('sha256').update(query).digest('hex'),
+  const stop = through ? journal.entries.findIndex((e) => e.tag === through) : journal.entries.length - 1
+  if (stop < 0) throw new Error(`no migration ${through}`)
+  return client.transaction(() => {
+    client.exec('CREATE TABLE IF NOT EXISTS "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)')
+    const last = client.query<{ at: number }, []>('SELECT created_at AS at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1').get()
+    const lastKnown = journal.entries.at(-1)?.when ?? 0
+    if (last && Number(last.at) > lastKnown) throw new DatabaseTooNewError(tooNewMessage(Number(last.at), journal.entries.at(-1)!))
+    const applied: string[] = []
+    for (const e of journal.entries.slice(0, stop + 1)) {
+      if (last && e.when <= Number(last.at)) continue
+      const query = SQL_BY_TAG[e.tag]
+      if (query === undefined) throw new Error(`migration ${e.tag} is not embedded; run bun run migrations:embed`)
+      for (const statement of query.split('--> statement-breakpoint')) if (statement.trim()) client.exec(statement)
+      client.query('INSERT INTO "__drizzle_migrations" ("hash", "created_at") VALUES (?, ?)').run(createHash('sha256').update(query).digest('hex'), e.when)
+      applied.push(e.tag)
     }
-  })
-  // db.dialect / db.session are what drizzle's migrate() itself calls; pinned drizzle-orm version.
-  ;(db as any).dialect.migrate(migrations, (db as any).session, { migrationsTable: '__drizzle_migrations' })
-  return pending
+    return applied
+  }).immediate()
 }
 
 /**

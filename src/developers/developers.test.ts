@@ -161,7 +161,7 @@ describe('API keys on /developers', () => {
       return (await find(page, '#f-name-error'))[0]!.text
     }
     expect(await refused(car.repeat(101))).toBe("a key's name must be at most 100 characters")
-    for (const name of ['ctrl\u0000char', 'line1\nline2', 'tab\there']) expect(await refused(name)).toContain('must be on one line')
+    for (const name of ['ctrl\u0000char', 'line1\nline2', 'tab\there', 'line\u2028separator']) expect(await refused(name)).toContain('must be on one line')
     expect(await refused('Motor club intake\u202Eekatni')).toBe("a key's name must not hold characters that change the direction of the text around them")
     expect(countKeys()).toBe(before)
   })

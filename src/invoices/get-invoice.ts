@@ -1,3 +1,4 @@
+import { usableTimeZone } from '../platform/time-zone'
 import { requirePermission } from '../accounts/actor'
 import { findAccountById } from '../accounts/account.queries'
 import type { Db } from '../db/client'
@@ -26,7 +27,7 @@ function documentOf(db: Db, job: JobRow, inv: InvoiceRow): InvoiceDocument {
   const account = findAccountById(db, job.accountId)
   const v = job.vehicle
   return {
-    company: { name: account?.name ?? '', phone: account?.phone ?? null, timeZone: account?.timeZone ?? 'UTC' },
+    company: { name: account?.name ?? '', phone: account?.phone ?? null, timeZone: usableTimeZone(account?.timeZone ?? 'UTC') },
     invoice: invoiceView(inv, listPaymentRows(db, inv.id)),
     job: {
       id: job.id, external_ref: job.externalRef, customer_name: job.customer.name,

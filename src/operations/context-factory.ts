@@ -7,6 +7,7 @@ import type { JobEventBus } from '../jobs/job-event-bus'
 import type { JobLinks } from '../jobs/job-links'
 import type { Clock } from '../platform/clock'
 import { AppError } from '../platform/errors'
+import { usableTimeZone } from '../platform/time-zone'
 import { textsWriter } from '../texts/text-policy'
 import { webhookOutboxWriter } from '../webhooks/fan-out'
 import type { AccountInfo, OperationContext, OperationScope } from './operation-context'
@@ -33,7 +34,7 @@ export function createContextFactory(deps: ContextDeps) {
   const accountInfo = (accountId: string): AccountInfo => {
     const a = findAccountById(deps.db, accountId)
     if (!a) throw new AppError('not_found', `No account with id ${accountId} was found.`, { id: accountId })
-    return { id: a.id, name: a.name, phone: a.phone, defaultCountry: a.defaultCountry, timeZone: a.timeZone }
+    return { id: a.id, name: a.name, phone: a.phone, defaultCountry: a.defaultCountry, timeZone: usableTimeZone(a.timeZone) }
   }
   // A key's actor, account and scope, made once per resolved principal (the authenticator makes a
   // new principal whenever keys or the database change) and shared by its requests, read-only.
@@ -45,7 +46,7 @@ export function createContextFactory(deps: ContextDeps) {
       if (!parts) {
         parts = {
           actor: { kind: 'system', via: 'key', keyId: p.keyId, scopes: p.scopes },
-          account: { id: p.accountId, name: p.accountName, phone: p.accountPhone, defaultCountry: p.defaultCountry, timeZone: p.timeZone },
+          account: { id: p.accountId, name: p.accountName, phone: p.accountPhone, defaultCountry: p.defaultCountry, timeZone: usableTimeZone(p.timeZone) },
           scope: { accountId: p.accountId, siteIds: p.siteIds },
         }
         ofKey.set(p, parts)

@@ -21,7 +21,7 @@ export function charCount(s: string): number {
  */
 export function nameProblem(name: string, max: number): string | null {
   if (!name) return 'must not be blank'
-  if (/\p{Cc}/u.test(name)) return 'must be on one line, without tabs or other control characters'
+  if (/[\p{Cc}\p{Zl}\p{Zp}]/u.test(name)) return 'must be on one line, without tabs or other control characters'
   // Direction overrides and isolates make a name read otherwise than it is stored (a key named to look like another).
   if (/[\u202A-\u202E\u2066-\u2069]/u.test(name)) return 'must not hold characters that change the direction of the text around them'
   if (charCount(name) > max) return `must be at most ${max} characters`

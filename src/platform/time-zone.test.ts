@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { dayIn, localTimeText, startOfDayIn, TIME_ZONES, timeZoneNamed } from './time-zone'
+import { dayIn, localTimeText, startOfDayIn, TIME_ZONES, timeZoneNamed, usableTimeZone } from './time-zone'
 
 const pad = (n: number) => String(n).padStart(2, '0')
 
@@ -21,6 +21,8 @@ test('a day starts at its first instant in the zone: midnight, or where the cloc
   // Two known answers: Los Angeles on the day clocks go forward, and Havana, where 00:00 never happens that day.
   expect(new Date(startOfDayIn(2026, 3, 8, 'America/Los_Angeles')).toISOString()).toBe('2026-03-08T08:00:00.000Z')
   expect(new Date(startOfDayIn(2026, 3, 8, 'America/Havana')).toISOString()).toBe('2026-03-08T05:00:00.000Z')
+  // The years 0 to 99 are those years, not 1900 to 1999.
+  expect(startOfDayIn(50, 1, 1, 'UTC')).toBe(Date.parse('0050-01-01T00:00:00.000Z'))
   // The day after the last of a month, as a search's To asks for it.
   expect(new Date(startOfDayIn(2026, 12, 32, 'America/Chicago')).toISOString()).toBe('2027-01-01T06:00:00.000Z')
 }, 30_000)
@@ -37,6 +39,9 @@ test('zone names: any case, the runtime\'s other names, nothing else', () => {
   expect(timeZoneNamed(' utc ')).toBe('UTC')
   expect(timeZoneNamed('US/Pacific')).toBe('US/Pacific')
   for (const bad of ['', 'PST8', 'Mars/Olympus', 'America/', '../etc/passwd', '+05:00']) expect(timeZoneNamed(bad)).toBeNull()
+  // A zone stored by a machine with other zone data: pages and exports use UTC rather than fail.
+  expect(usableTimeZone('Mars/Olympus')).toBe('UTC')
+  expect(usableTimeZone('America/Chicago')).toBe('America/Chicago')
   expect(TIME_ZONES[0]).toBe('UTC')
   expect(TIME_ZONES).toContain('America/Los_Angeles')
   expect(new Set(TIME_ZONES).size).toBe(TIME_ZONES.length)

@@ -25,6 +25,11 @@ export function timeZoneNamed(raw: string): string | null {
   }
 }
 
+/** A stored zone as pages and exports use it: UTC when this runtime does not know it (a database from a machine with newer zone data), never an error. */
+export function usableTimeZone(stored: string): string {
+  return timeZoneNamed(stored) ?? 'UTC'
+}
+
 /** What a refused zone is told: the example an owner recognises. */
 export const TIME_ZONE_HINT = 'must be a time zone name such as America/Los_Angeles, America/New_York, Europe/London or UTC'
 
@@ -53,7 +58,7 @@ function partsOf(ms: number, zone: string): Parts {
 /** How far the zone's clocks are ahead of UTC at `ms`, in milliseconds. */
 function offsetAt(ms: number, zone: string): number {
   const p = partsOf(ms, zone)
-  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(ms / 1000) * 1000
+  return new Date(0).setUTCFullYear(p.year, p.month - 1, p.day) + ((p.hour * 60 + p.minute) * 60 + p.second) * 1000 - Math.floor(ms / 1000) * 1000
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0')
@@ -76,8 +81,9 @@ export function localTimeText(ms: number, zone: string): string {
  * first instant the day has.
  */
 export function startOfDayIn(year: number, month: number, day: number, zone: string): number {
-  // Date.UTC carries an overflowing day into the next month (the 32nd of January is the 1st of February).
-  const wall = Date.UTC(year, month - 1, day)
+  // Carries an overflowing day into the next month (the 32nd of January is the 1st of February);
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  const wall = new Date(0).setUTCFullYear(year, month - 1, day)
   const target = new Date(wall).toISOString().slice(0, 10)
   // The wall time less the offset in force then; the offset is looked up again at the guess,
   // since the first guess may fall on the other side of a change.

@@ -70,8 +70,11 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
   const users = (user: SessionUser, ctx: OperationContext, p: { form?: FormState; shown?: ShownPassword; alert?: string; done?: string; status?: number } = {}) =>
     settingsPage({ user, tab: 'users', title: 'Users', status: p.status,
       body: usersBody({ users: listLogins(ctx), me: user.userId, form: p.form ?? blankForm({ role: 'dispatcher' }), shown: p.shown ?? null, alert: p.alert ?? null, done: p.done ?? null, formKey: randomBase62(24) }) })
-  /** The form's own idempotency key, when it is one the users page made (its 24 characters, then which form). */
-  const formKeyOf = (f: FormFields, form: string) => (new RegExp(`^[0-9A-Za-z]{24}\\.${form}$`).test(field(f, 'idempotency_key')) ? field(f, 'idempotency_key') : undefined)
+  /** The form's own idempotency key, when it is one the users page made (its 24 characters, then which form; `form` may come from the URL, so it is compared, never made a pattern). */
+  const formKeyOf = (f: FormFields, form: string) => {
+    const key = field(f, 'idempotency_key')
+    return /^[0-9A-Za-z]{24}\./.test(key) && key.slice(25) === form ? key : undefined
+  }
 
   return new Elysia({ name: 'towline.settings' }).use(routeProps).use(session)
     .get('/settings', ({ user, ctx, query }) => company(user, ctx, null, field(query, 'saved') === '1'), owner())
@@ -116,8 +119,15 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
       }
       return seeOther(`/settings/templates?saved=${params.name}#template-${params.name}`)
     }, { ...owner(), accepts: FORM(4) })
-    .post('/settings/templates/:name/reset', ({ ctx, params }) => {
-      resetTemplate(ctx, params.name)
+    .post('/settings/templates/:name/reset', ({ user, ctx, params, body }) => {
+      const version = /^[A-Za-z0-9_-]{22}$/.test(field((body ?? {}) as FormFields, 'version')) ? field(body as FormFields, 'version') : undefined
+      try {
+        resetTemplate(ctx, params.name, version)
+      } catch (err) {
+        if (!(err instanceof AppError && err.details.changed_since_opened === true && isTemplateName(params.name))) throw err
+        const alert = `Someone else saved this text after this page was opened; nothing was reset. Saved now: "${String(err.details.saved_text)}". Reset to default again to drop it.`
+        return templates(user, ctx, { name: params.name, form: { values: { [params.name]: String(err.details.saved_text) }, errors: {}, alert } }, null, 409)
+      }
       return seeOther(`/settings/templates?saved=${params.name}#template-${params.name}`)
     }, { ...owner(), accepts: FORM(4) })
 

@@ -301,10 +301,13 @@ describe('text templates', () => {
     const empty = await post('/settings/templates/status_towing', { status_towing: '  \n ' })
     expect(empty.status).toBe(422)
     expect(fieldError(await empty.text(), 'status_towing')).toContain('empty')
-    // Short enough as written, too long once filled: 109 links make a 5,000-character text Twilio would refuse.
+    // Short enough as written, too long once filled: 109 links make a 5,000-character text Twilio would
+    // refuse; and six references, which can be 255 characters each.
+    const refs = await post('/settings/templates/request_received', { request_received: `{company} {tracking_url} ${'{job_ref} '.repeat(6)}` })
+    expect(refs.status).toBe(422)
     const long = await post('/settings/templates/request_received', { request_received: '{tracking_url}'.repeat(109) })
     expect(long.status).toBe(422)
-    expect(fieldError(await long.text(), 'request_received')).toMatch(/^must make texts of at most 1,600 characters once its placeholders are filled \(what Twilio takes\); with sample values this one makes [\d,]+$/)
+    expect(fieldError(await long.text(), 'request_received')).toMatch(/^must make texts of at most 1,600 characters once its placeholders are filled \(what Twilio takes\); with the longest company name, reference and pickup this one makes [\d,]+$/)
     expect(count('SELECT count(*) AS n FROM text_templates')).toBe(1)
     expect((await post('/settings/templates/no_such_template', { no_such_template: 'x' })).status).toBe(404)
   })

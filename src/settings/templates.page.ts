@@ -43,7 +43,7 @@ ${textareaField(e.form, { name: view.name, label: about.title, rows: 3, maxlengt
 <button type="submit">Save template<span class="visually-hidden"> ${about.title}</span></button>
 </form>
 ${preview}
-${view.own ? html`<form method="post" action="/settings/templates/${view.name}/reset" class="template-reset"><button type="submit" class="button-secondary">Reset to default<span class="visually-hidden"> ${about.title}</span></button></form>` : ''}
+${view.own ? html`<form method="post" action="/settings/templates/${view.name}/reset" class="template-reset"><input type="hidden" name="version" value="${templateVersion(view.text)}"><button type="submit" class="button-secondary">Reset to default<span class="visually-hidden"> ${about.title}</span></button></form>` : ''}
 </section>`
 }
 

@@ -3,11 +3,21 @@ import { AppError, validationFailed } from '../platform/errors'
 import type { OperationContext } from '../operations/operation-context'
 import { templateFor } from './queue-text'
 import { charCount } from '../platform/chars'
+import { MAX_COMPANY_NAME } from '../accounts/names'
 import { inTransaction } from '../db/client'
 import { DEFAULT_TEMPLATES, isTemplateName, placeholdersOf, renderTemplate, smsSegments, TEMPLATE_NAMES, templateProblem, type TemplateName } from './templates'
 
 /** The longest text Twilio takes, in characters. */
 const MAX_TEXT_CHARS = 1600
+
+/** The longest text a wording can make: every placeholder at the longest it can be (a 100-character company name, a 255-character reference, a pickup cut at 60). */
+function longestText(ctx: OperationContext, text: string): string {
+  const link = (kind: string) => `${ctx.links.publicUrl}/${kind}/${SAMPLE_TOKEN}`
+  return renderTemplate(text, {
+    company: 'x'.repeat(MAX_COMPANY_NAME), pickup: 'x'.repeat(60), tracking_url: link('t'), driver_url: link('d'),
+    eta: ', arriving in about 23 h 59 min', job_ref: 'x'.repeat(255),
+  })
+}
 
 /** A template as the owner sees it: its wording now (the account's own, else the default) and what it may hold. */
 export interface TemplateView {
@@ -49,9 +59,9 @@ export function setTemplate(ctx: OperationContext, name: string, text: string, e
   const wording = text.trim()
   // The wording, then what it writes: placeholders filled with sample values of real length must
   // still fit in one message Twilio takes (1,600 characters).
-  const filled = templateProblem(template, wording) === null ? charCount(previewTemplate(ctx, wording).text) : 0
+  const filled = templateProblem(template, wording) === null ? charCount(longestText(ctx, wording)) : 0
   const problem = templateProblem(template, wording)
-    ?? (filled > MAX_TEXT_CHARS ? `must make texts of at most ${MAX_TEXT_CHARS.toLocaleString('en-US')} characters once its placeholders are filled (what Twilio takes); with sample values this one makes ${filled.toLocaleString('en-US')}` : null)
+    ?? (filled > MAX_TEXT_CHARS ? `must make texts of at most ${MAX_TEXT_CHARS.toLocaleString('en-US')} characters once its placeholders are filled (what Twilio takes); with the longest company name, reference and pickup this one makes ${filled.toLocaleString('en-US')}` : null)
   // "must ..." reads after "it"; "{x} is not a placeholder ..." is a sentence of its own.
   if (problem) throw validationFailed([{ path: 'text', message: problem }], `The ${template} text was not saved: ${problem.startsWith('must') ? `it ${problem}` : problem}.`)
   inTransaction(ctx.db, () => {
@@ -67,11 +77,18 @@ export function setTemplate(ctx: OperationContext, name: string, text: string, e
   return { name: template, text: wording, own: wording !== DEFAULT_TEMPLATES[template], default: DEFAULT_TEMPLATES[template], placeholders: placeholdersOf(template) }
 }
 
-/** Drops the account's own wording of a template: its texts use the default again. */
-export function resetTemplate(ctx: OperationContext, name: string): TemplateView {
+/** Drops the account's own wording of a template: its texts use the default again. With `expectedVersion`, refused (409) when someone saved other wording after the page was opened. */
+export function resetTemplate(ctx: OperationContext, name: string, expectedVersion?: string): TemplateView {
   requirePermission(ctx.actor, 'settings:manage')
   const template = templateNamed(name)
-  ctx.db.$client.query('DELETE FROM text_templates WHERE account_id = ? AND name = ?').run(ctx.account.id, template)
+  inTransaction(ctx.db, () => {
+    const saved = templateFor(ctx.db, ctx.account.id, template)
+    if (saved === DEFAULT_TEMPLATES[template]) return
+    if (expectedVersion !== undefined && templateVersion(saved) !== expectedVersion) {
+      throw new AppError('conflict', `Someone else saved the ${template} text after this page was opened; nothing was reset.`, { changed_since_opened: true, saved_text: saved })
+    }
+    ctx.db.$client.query('DELETE FROM text_templates WHERE account_id = ? AND name = ?').run(ctx.account.id, template)
+  })
   return { name: template, text: DEFAULT_TEMPLATES[template], own: false, default: DEFAULT_TEMPLATES[template], placeholders: placeholdersOf(template) }
 }
 

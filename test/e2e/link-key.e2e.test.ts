@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, createKeyWithCli, freshFolder, startServer } from '../binary'
 import { TEST_ENGINE } from '../engine'
+import { embeddedMigrations } from '../../src/db/migrate'
 
 /** These are checks of the SQLite file and the key file beside it (PostgreSQL's key file: copy-database.test.ts, the PostgreSQL docs). */
 const onSqlite = TEST_ENGINE === 'sqlite'
@@ -104,6 +105,36 @@ fileDescribe('the key file', () => {
     expect(lines(wrong.stderr)).toEqual([expect.stringContaining('fresh.db.key does not open this database')])
     const right = cli(folder.bin, ['demo', '--db', 'fresh.db'], { cwd: folder.dir, env: { TOWLINE_LINK_KEY_FILE: etc } })
     expect({ code: right.code, stderr: right.code ? right.stderr : '' }).toEqual({ code: 0, stderr: '' })
+  })
+
+  test('four commands making one new database at once with four key files: one makes it, the others are refused in one line and leave no key behind', async () => {
+    const runs = await Promise.all(['a', 'b', 'c', 'd'].map(async (k) => {
+      const p = Bun.spawn([folder.bin, 'migrate', '--db', 'race.db'], { cwd: folder.dir, env: { ...process.env, TOWLINE_LINK_KEY_FILE: join(folder.dir, `race-${k}.key`) }, stdout: 'pipe', stderr: 'pipe' })
+      return { k, code: await p.exited, stderr: await new Response(p.stderr).text() }
+    }))
+    const won = runs.filter((r) => r.code === 0)
+    expect(won).toHaveLength(1)
+    for (const r of runs.filter((x) => x.code !== 0)) {
+      // Refused as made with another key, or (opened after the winner named its key) as missing its own.
+      expect({ code: r.code, lines: lines(r.stderr) }).toEqual({ code: 2, lines: [expect.stringMatching(new RegExp(`race-${r.k}\\.key (does not open this database's job links|is missing)`))] })
+    }
+    expect(['a', 'b', 'c', 'd'].filter((k) => existsSync(join(folder.dir, `race-${k}.key`)))).toEqual([won[0]!.k])
+    const db = new Database(join(folder.dir, 'race.db'), { readonly: true })
+    expect((db.query('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n).toBe(embeddedMigrations().length)
+    db.close()
+  })
+
+  test('serve given a key file of its own prints commands that carry it: run as printed, they work', async () => {
+    const etc = join(folder.dir, 'etc-banner.key')
+    const server = await startServer(folder.bin, { cwd: folder.dir, args: ['--db', 'banner.db'], env: { TOWLINE_LINK_KEY_FILE: etc } })
+    try {
+      const printed = /\n {2}(TOWLINE_LINK_KEY_FILE=\S+ \S+ users create --db banner\.db --email you@example\.com --role owner)\n/.exec(server.stderr())?.[1]
+      expect(printed).toBe(`TOWLINE_LINK_KEY_FILE=${etc} ${folder.bin} users create --db banner.db --email you@example.com --role owner`)
+      const r = Bun.spawnSync(['sh', '-c', printed!], { cwd: folder.dir, stdout: 'pipe', stderr: 'pipe' })
+      expect({ code: r.exitCode, stderr: r.exitCode ? r.stderr.toString() : '' }).toEqual({ code: 0, stderr: '' })
+    } finally {
+      await server.stop()
+    }
   })
 
   test('a database from before the key was named is told by its links, and names it from then on', () => {
