@@ -451,6 +451,13 @@ describe('users', () => {
     expect((await get('/settings/users')).status).toBe(200)
   })
 
+  test('a login id that is a pattern\'s syntax (brackets, parentheses, repeats) is a login id: 404, never an error', async () => {
+    for (const id of ['usr_(', 'usr_[', encodeURIComponent('(a+)+$'), encodeURIComponent('x'.repeat(30) + '(a*)*b')]) {
+      const res = await post(`/settings/users/${id}/password`, { idempotency_key: `${'A'.repeat(24)}.password-${decodeURIComponent(id)}` })
+      expect({ id, status: res.status }).toEqual({ id, status: 404 })
+    }
+  })
+
   test('reloading the answer of Reset password (or Add user) does it no second time: the password shown first still holds', async () => {
     const disp = await signedIn('disp@example.com', 'dispatcher')
     const page = await (await get('/settings/users')).text()
