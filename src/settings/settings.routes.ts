@@ -23,6 +23,8 @@ import { randomBase62 } from '../platform/ids'
 
 /** A posted (or queried) text field, or '' when absent or not text. */
 const field = (fields: Record<string, unknown>, name: string): string => (typeof fields[name] === 'string' ? (fields[name] as string) : '')
+/** The version a form was drawn with (accountSettingsVersion, templateVersion), or undefined for a form without one (it saves as it is). */
+const versionOf = (f: FormFields) => (/^[A-Za-z0-9_-]{22}$/.test(field(f, 'version')) ? field(f, 'version') : undefined)
 const seeOther = (location: string) => new Response(null, { status: 303, headers: { location } })
 const FORM = (maxFields: number) => ({ kind: 'form' as const, maxBytes: BODY_CAPS.form, maxFields })
 
@@ -81,8 +83,7 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
     .post('/settings', ({ user, ctx, body }) => {
       const f = body as FormFields
       const typed = { name: field(f, 'name'), phone: field(f, 'phone'), payment_url: field(f, 'payment_url'), time_zone: field(f, 'time_zone') }
-      // The version the page was drawn with (a form without one saves as it is).
-      const version = /^[A-Za-z0-9_-]{22}$/.test(field(f, 'version')) ? field(f, 'version') : undefined
+      const version = versionOf(f)
       try {
         updateAccount(ctx, { name: typed.name, phone: typed.phone, paymentUrl: typed.payment_url, timeZone: typed.time_zone || undefined }, version)
       } catch (err) {
@@ -102,8 +103,7 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
     }, owner())
     .post('/settings/templates/:name', ({ user, ctx, params, body }) => {
       const text = field(body as FormFields, params.name)
-      // The version of the wording the form was drawn with (a form without one saves as it is).
-      const version = /^[A-Za-z0-9_-]{22}$/.test(field(body as FormFields, 'version')) ? field(body as FormFields, 'version') : undefined
+      const version = versionOf(body as FormFields)
       try {
         setTemplate(ctx, params.name, text, version)
       } catch (err) {
@@ -120,7 +120,7 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
       return seeOther(`/settings/templates?saved=${params.name}#template-${params.name}`)
     }, { ...owner(), accepts: FORM(4) })
     .post('/settings/templates/:name/reset', ({ user, ctx, params, body }) => {
-      const version = /^[A-Za-z0-9_-]{22}$/.test(field((body ?? {}) as FormFields, 'version')) ? field(body as FormFields, 'version') : undefined
+      const version = versionOf((body ?? {}) as FormFields)
       try {
         resetTemplate(ctx, params.name, version)
       } catch (err) {
