@@ -1,5 +1,6 @@
 import { AppError } from '../platform/errors'
 import { inTransaction } from '../db/client'
+import { formVersion } from '../platform/form-version'
 import { normalizePhone, PHONE_COUNTRIES } from '../platform/phone'
 import type { OperationContext } from '../operations/operation-context'
 import { findAccountById, type AccountRow } from './account.queries'
@@ -34,7 +35,7 @@ export function paymentUrlProblem(raw: string): string | null {
 export function accountSettingsVersion(a: AccountRow): string {
   // The fields the page shows (a sending number or country changed from the console is kept by the save, not overwritten).
   const fields = [a.name, a.phone, a.paymentUrl, a.timeZone]
-  return new Bun.CryptoHasher('sha256').update(JSON.stringify(fields)).digest('base64url').slice(0, 22)
+  return formVersion(fields)
 }
 
 /** The account's company settings as the owner edits them. */

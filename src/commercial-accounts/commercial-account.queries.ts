@@ -1,3 +1,4 @@
+import { formVersion } from '../platform/form-version'
 import type { Db } from '../db/client'
 import { nameKey } from '../platform/chars'
 import type { CommercialAccountContact } from './commercial-account.table'
@@ -25,7 +26,7 @@ type Raw = Record<string, any>
  */
 export function commercialAccountVersion(row: CommercialAccountRow): string {
   const fields = [row.name, row.kind, row.contacts, row.rates, row.billingAddress, row.internalNotes]
-  return new Bun.CryptoHasher('sha256').update(JSON.stringify(fields)).digest('base64url').slice(0, 22)
+  return formVersion(fields)
 }
 
 const toRow = (r: Raw): CommercialAccountRow => ({

@@ -1,3 +1,4 @@
+import { postedVersion } from '../platform/form-version'
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../app'
 import { dashboardPage } from '../dashboard/shell'
@@ -102,7 +103,7 @@ export function directoryRoutes(session: SessionPlugin, deps: RouteDeps) {
       const f = body as FormFields
       const { input, rowOf } = inputOf(f)
       // The version the page was opened on (a form without one, as the console's, saves as it is).
-      const version = /^[A-Za-z0-9_-]{22}$/.test(text(f, 'version')) ? text(f, 'version') : undefined
+      const version = postedVersion(text(f, 'version'))
       try {
         updateCommercialAccount(ctx, params.id, input, version)
         return seeOther(`/accounts/${encodeURIComponent(params.id)}?done=saved`)

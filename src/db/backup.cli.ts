@@ -1,8 +1,7 @@
 import { existsSync, linkSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { Command } from '../cli/cli'
-import { configFrom, UsageError, withDb } from '../cli/cli'
-import { ConfigError } from '../config'
+import { ConfigError, configFrom, UsageError, withDb } from '../cli/cli'
 import { copyWithKey } from './db.cli'
 import { describeDatabase, isPostgresUrl } from './location'
 import { createOwnerOnly } from './client'
@@ -42,7 +41,6 @@ function backupSqlite(values: Record<string, any>, target: string) {
     if (resolve(target) === resolve(config.dbPath)) throw new UsageError('the backup must be another file')
     const keyTarget = `${target}.key`
     if (existsSync(keyTarget)) throw new UsageError(`${keyTarget} exists; choose a new file name (the backup's link key goes there)`)
-    if (existsSync(target)) throw new UsageError(`${target} exists; choose a new file name`)
     // Written under a name of its own and given the backup's name only once complete: a backup
     // cut short (killed, disk full) never leaves a file that looks like one (serve would start on
     // it as an empty database). Made 0600 before SQLite writes into it (it would create it 0644).

@@ -120,6 +120,13 @@ export function restrictKeyToOwner(path: string): 'changed' | 'readable' | null 
   }
 }
 
+/** Whether the database (either engine; PostgreSQL's current schema) has a table of this name. */
+export function hasTable(db: Db, name: string): boolean {
+  return db.engine === 'sqlite'
+    ? db.$client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null
+    : db.$client.query('SELECT 1 FROM information_schema.tables WHERE table_name = ? AND table_schema = current_schema()').get(name) !== null
+}
+
 /** True for a missing or empty file, or one that starts as a SQLite database does. */
 function looksLikeSqlite(path: string): boolean {
   if (!existsSync(path) || statSync(path).size === 0) return true

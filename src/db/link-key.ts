@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { existsSync, unlinkSync } from 'node:fs'
-import type { Db } from './client'
+import { hasTable, type Db } from './client'
 import { loadKeyFile, SealKeyError, unseal } from '../platform/sealed'
 
 /** Whether the jobs table already has sealed link tokens (migration 0007 or later). */
@@ -12,12 +12,6 @@ function sampleSealedToken(db: Db): string | null {
     if (!cols.some((c) => c.name === 'tracking_token_sealed')) return null
   }
   return db.$client.query<{ s: string }, []>('SELECT tracking_token_sealed AS s FROM jobs WHERE tracking_token_sealed IS NOT NULL LIMIT 1').get()?.s ?? null
-}
-
-function hasTable(db: Db, name: string): boolean {
-  return db.engine === 'sqlite'
-    ? db.$client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== null
-    : db.$client.query('SELECT 1 FROM information_schema.tables WHERE table_name = ? AND table_schema = current_schema()').get(name) !== null
 }
 
 /** What the database keeps to name its link key: an HMAC of a fixed text under it, which reveals nothing of the key. */

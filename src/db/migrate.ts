@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Db } from './client'
+import { hasTable, type Db } from './client'
 import { journal, pgJournal, PG_SQL_BY_TAG, SQL_BY_TAG } from './migrations.gen'
 import { hashToken, seal } from '../platform/sealed'
 import { sealLinksIn } from '../jobs/job-links'
@@ -94,11 +94,8 @@ export function migrateDatabase(db: Db, opts: { through?: string; linkKey?: () =
  * or build a schema that is neither. Newer migrations are left to the too-new check.
  */
 function checkMigrationHistory(db: Db): void {
+  if (!hasTable(db, '__drizzle_migrations')) return
   const pg = db.engine === 'postgres'
-  const has = pg
-    ? db.$client.query("SELECT 1 FROM information_schema.tables WHERE table_name = '__drizzle_migrations' AND table_schema = current_schema()").get()
-    : db.$client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
-  if (!has) return
   const shipped = pg ? pgJournal.entries.map((e) => ({ ...e, sql: PG_SQL_BY_TAG[e.tag] })) : journal.entries.map((e) => ({ ...e, sql: SQL_BY_TAG[e.tag] }))
   const lastKnown = shipped.at(-1)?.when ?? 0
   const rows = db.$client.query<{ hash: string; at: number }, []>('SELECT hash, created_at AS at FROM "__drizzle_migrations" ORDER BY created_at').all()
@@ -121,8 +118,7 @@ const CLEAR_TOKENS_DROPPED = '0008_drop_clear_tokens_unit_site'
 
 /** The journal index of the newest migration the database has, or -1. */
 function appliedThrough(db: Db): number {
-  const hasTable = db.$client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
-  if (!hasTable) return -1
+  if (!hasTable(db, '__drizzle_migrations')) return -1
   const last = db.$client.query<{ at: number }, []>('SELECT created_at AS at FROM __drizzle_migrations ORDER BY created_at DESC LIMIT 1').get()
   return last ? journal.entries.findLastIndex((e) => e.when <= Number(last.at)) : -1
 }
@@ -164,8 +160,7 @@ function migrateThrough(db: Db, through: string | undefined): string[] {
 export function pendingMigrations(db: Db): string[] {
   checkMigrationHistory(db)
   if (db.engine === 'postgres') {
-    const has = db.$client.query("SELECT 1 FROM information_schema.tables WHERE table_name = '__drizzle_migrations' AND table_schema = current_schema()").get()
-    const last = has ? db.$client.query<{ at: number }, []>('SELECT created_at AS at FROM "__drizzle_migrations" ORDER BY created_at DESC LIMIT 1').get() : null
+    const last = hasTable(db, '__drizzle_migrations') ? db.$client.query<{ at: number }, []>('SELECT created_at AS at FROM "__drizzle_migrations" ORDER BY created_at DESC LIMIT 1').get() : null
     return embeddedPgMigrations().filter((e) => !last || e.when > Number(last.at)).map((e) => e.tag)
   }
   return journal.entries.slice(appliedThrough(db) + 1).map((e) => e.tag)

@@ -5,9 +5,7 @@ import { searchJobs, type SearchJobsInput } from '../jobs/search-jobs'
 import type { OperationContext } from '../operations/operation-context'
 import { validationFailed } from '../platform/errors'
 import { readIsoTime } from '../platform/time'
-import { startOfDayIn } from '../platform/time-zone'
-
-const DAY = /^\d{4}-\d{2}-\d{2}$/
+import { readDay, startOfDayIn } from '../platform/time-zone'
 import { unitsByIds } from '../units/unit.queries'
 import { EXPORT_COLUMNS } from './csv-columns'
 import { csvLine, UTF8_BOM } from './csv-text'
@@ -66,7 +64,7 @@ export function readExportWindow(input: ExportWindowInput, zone: string): Export
   const problems: { path: string; message: string }[] = []
   const time = (path: string, raw: string | undefined) => {
     if (raw === undefined) return undefined
-    const day = DAY.test(raw.trim()) && readIsoTime(raw.trim(), { dateOnly: true }) !== null ? raw.trim().split('-').map(Number) as [number, number, number] : null
+    const day = readDay(raw.trim())
     const ms = day ? startOfDayIn(...day, zone) : readIsoTime(raw.trim())
     if (ms === null) problems.push({ path, message: `must be an ISO 8601 time with a zone, such as 2026-11-21T09:30:00Z, or a day, 2026-11-21 (from midnight in ${zone})` })
     return ms ?? undefined

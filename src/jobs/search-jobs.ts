@@ -3,8 +3,7 @@ import type { OperationContext } from '../operations/operation-context'
 import { validationFailed } from '../platform/errors'
 import { decodeCursor, encodeCursor } from '../platform/paging'
 import { normalizePhone } from '../platform/phone'
-import { readIsoTime } from '../platform/time'
-import { startOfDayIn } from '../platform/time-zone'
+import { readDay, startOfDayIn } from '../platform/time-zone'
 import { unitsByIds } from '../units/unit.queries'
 import { FINISHED, isStatus, STATUSES, type JobStatus } from './job-status'
 import type { JobVehicle } from './job.table'
@@ -55,7 +54,6 @@ export const MAX_SEARCH_CHARS = 100
 const PAGE_SIZE = 50
 /** The largest page a caller may ask for. */
 const MAX_PAGE_SIZE = 1000
-const DATE = /^\d{4}-\d{2}-\d{2}$/
 const PHONE_LIKE = /^[+\d\s().\-\/]+$/
 const JOB_ID = /^job_[0-9a-z]{10,40}$/i
 
@@ -97,13 +95,6 @@ function matchesText(r: Row, s: TextSearch): boolean {
   const plate = (JSON.parse(r.vehicle) as JobVehicle).plate
   if (plate && s.plate && compactPlate(plate).includes(s.plate)) return true
   return r.external_ref !== null && fold(r.external_ref).includes(s.folded)
-}
-
-/** Reads a YYYY-MM-DD day that exists into its year, month and day, or null. */
-function readDay(raw: string): [number, number, number] | null {
-  if (!DATE.test(raw) || readIsoTime(raw, { dateOnly: true }) === null) return null
-  const [y, m, d] = raw.split('-').map(Number) as [number, number, number]
-  return [y, m, d]
 }
 
 /**

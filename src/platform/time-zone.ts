@@ -4,6 +4,8 @@
  * day the company names (a search's From and To, an export's --since) begins.
  */
 
+import { readIsoTime } from './time'
+
 const KNOWN = new Map<string, string>()
 for (const name of [...Intl.supportedValuesOf('timeZone'), 'UTC']) KNOWN.set(name.toLowerCase(), name)
 
@@ -28,6 +30,12 @@ export function timeZoneNamed(raw: string): string | null {
 /** A stored zone as pages and exports use it: UTC when this runtime does not know it (a database from a machine with newer zone data), never an error. */
 export function usableTimeZone(stored: string): string {
   return timeZoneNamed(stored) ?? 'UTC'
+}
+
+/** A YYYY-MM-DD day that exists (a search's From, an export's --since), as year, month and day for startOfDayIn; null for anything else. */
+export function readDay(raw: string): [number, number, number] | null {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(raw) || readIsoTime(raw, { dateOnly: true }) === null) return null
+  return raw.split('-').map(Number) as [number, number, number]
 }
 
 /** What a refused zone is told: the example an owner recognises. */

@@ -20,11 +20,12 @@ import { templatesBody, type TemplateEntry } from './templates.page'
 import { usersBody, type ShownPassword } from './users.page'
 import { idempotencyOwner, withIdempotencyAsync } from '../idempotency/idempotency'
 import { randomBase62 } from '../platform/ids'
+import { postedVersion } from '../platform/form-version'
 
 /** A posted (or queried) text field, or '' when absent or not text. */
 const field = (fields: Record<string, unknown>, name: string): string => (typeof fields[name] === 'string' ? (fields[name] as string) : '')
 /** The version a form was drawn with (accountSettingsVersion, templateVersion), or undefined for a form without one (it saves as it is). */
-const versionOf = (f: FormFields) => (/^[A-Za-z0-9_-]{22}$/.test(field(f, 'version')) ? field(f, 'version') : undefined)
+const versionOf = (f: FormFields) => postedVersion(field(f, 'version'))
 const seeOther = (location: string) => new Response(null, { status: 303, headers: { location } })
 const FORM = (maxFields: number) => ({ kind: 'form' as const, maxBytes: BODY_CAPS.form, maxFields })
 

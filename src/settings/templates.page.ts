@@ -1,7 +1,6 @@
-import { templateVersion } from '../texts/manage-templates'
 import { formAlert, textareaField, type FormState } from '../pages/form'
 import { html, type Html } from '../pages/html'
-import type { TemplateView } from '../texts/manage-templates'
+import { templateVersion, type TemplateView } from '../texts/manage-templates'
 import type { TemplateName } from '../texts/templates'
 
 /** What each template is for, in words an owner reads: its title and when it goes, to whom. */
@@ -34,16 +33,18 @@ function entry(e: TemplateEntry): Html {
   const preview = e.preview
     ? html`<p class="template-preview"><span class="muted">Preview with sample values:</span> <span>${e.preview.text}</span><br><span class="muted">${e.preview.segments} segment${e.preview.segments === 1 ? '' : 's'} (${e.preview.units} ${e.preview.encoding === 'GSM-7' ? 'characters' : 'characters outside plain text: 70 a segment'})</span></p>`
     : ''
+  // Both forms carry the version of the wording shown: Save and Reset to default are refused over a later save.
+  const version = templateVersion(view.text)
   return html`<section class="template" id="template-${view.name}">
 <form method="post" action="/settings/templates/${view.name}" novalidate>
-<input type="hidden" name="version" value="${templateVersion(view.text)}">
+<input type="hidden" name="version" value="${version}">
 ${formAlert(e.form)}
 ${textareaField(e.form, { name: view.name, label: about.title, rows: 3, maxlength: 1530,
     hint: `${about.when} ${view.own ? 'Your own wording.' : 'The default wording.'} It can use ${view.placeholders.map((p) => `{${p}}`).join(' ')}.` })}
 <button type="submit">Save template<span class="visually-hidden"> ${about.title}</span></button>
 </form>
 ${preview}
-${view.own ? html`<form method="post" action="/settings/templates/${view.name}/reset" class="template-reset"><input type="hidden" name="version" value="${templateVersion(view.text)}"><button type="submit" class="button-secondary">Reset to default<span class="visually-hidden"> ${about.title}</span></button></form>` : ''}
+${view.own ? html`<form method="post" action="/settings/templates/${view.name}/reset" class="template-reset"><input type="hidden" name="version" value="${version}"><button type="submit" class="button-secondary">Reset to default<span class="visually-hidden"> ${about.title}</span></button></form>` : ''}
 </section>`
 }
 

@@ -5,6 +5,7 @@ import { templateFor } from './queue-text'
 import { charCount } from '../platform/chars'
 import { MAX_COMPANY_NAME } from '../accounts/names'
 import { inTransaction } from '../db/client'
+import { formVersion } from '../platform/form-version'
 import { DEFAULT_TEMPLATES, isTemplateName, placeholdersOf, renderTemplate, smsSegments, TEMPLATE_NAMES, templateProblem, type TemplateName } from './templates'
 
 /** The longest text Twilio takes, in characters. */
@@ -31,7 +32,7 @@ export interface TemplateView {
 
 /** What a template's form was drawn with, in 22 characters: a save over a later save is refused (setTemplate's `expectedVersion`). */
 export function templateVersion(text: string): string {
-  return new Bun.CryptoHasher('sha256').update(text).digest('base64url').slice(0, 22)
+  return formVersion(text)
 }
 
 /** The template of this name, else 404 naming those that exist. */
@@ -59,8 +60,9 @@ export function setTemplate(ctx: OperationContext, name: string, text: string, e
   const wording = text.trim()
   // The wording, then what it writes: placeholders filled with sample values of real length must
   // still fit in one message Twilio takes (1,600 characters).
-  const filled = templateProblem(template, wording) === null ? charCount(longestText(ctx, wording)) : 0
-  const problem = templateProblem(template, wording)
+  const wordingProblem = templateProblem(template, wording)
+  const filled = wordingProblem === null ? charCount(longestText(ctx, wording)) : 0
+  const problem = wordingProblem
     ?? (filled > MAX_TEXT_CHARS ? `must make texts of at most ${MAX_TEXT_CHARS.toLocaleString('en-US')} characters once its placeholders are filled (what Twilio takes); with the longest company name, reference and pickup this one makes ${filled.toLocaleString('en-US')}` : null)
   // "must ..." reads after "it"; "{x} is not a placeholder ..." is a sentence of its own.
   if (problem) throw validationFailed([{ path: 'text', message: problem }], `The ${template} text was not saved: ${problem.startsWith('must') ? `it ${problem}` : problem}.`)

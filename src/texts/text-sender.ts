@@ -64,6 +64,9 @@ export class TextSender {
 
   constructor(private deps: TextSenderDeps) {}
 
+  /** How old a text may be and still go out. */
+  private get maxAgeMs(): number { return this.deps.maxAgeMs ?? DEFAULT_MAX_AGE_MS }
+
   private get owner() { return this.deps.owner ?? LEASE_OWNER }
   private get leaseMs() { return this.deps.leaseMs ?? 30_000 }
 
@@ -149,7 +152,7 @@ export class TextSender {
       await Promise.all(Array.from({ length: Math.min(width, phones.length) }, async () => { while (i < phones.length && !this.stopped) await sendInOrder(phones[i++]!) }))
       if (full) this.again = true
       if (this.expiredInPass) {
-        this.deps.logger.warn({ texts: this.expiredInPass, max_age_hours: (this.deps.maxAgeMs ?? DEFAULT_MAX_AGE_MS) / 3_600_000 }, 'texts written too long ago to be sent were skipped as expired')
+        this.deps.logger.warn({ texts: this.expiredInPass, max_age_hours: this.maxAgeMs / 3_600_000 }, 'texts written too long ago to be sent were skipped as expired')
         this.expiredInPass = 0
       }
       // The next time something falls due. A text already due that did not go out waits behind
@@ -200,7 +203,7 @@ export class TextSender {
     // A claim transaction: the run's texts are locked without waiting (FOR UPDATE SKIP LOCKED on
     // PostgreSQL), not under the write lock, so instances claim side by side; the run stops at
     // the first text another transaction holds, and the rest wait behind it.
-    const expired: string[] = []
+    let expired = 0
     const claimed: TextRow[] = inClaimTransaction(this.deps.db, () => {
       const taken: TextRow[] = []
       const locked = this.deps.db.engine === 'sqlite' ? null : new Set(this.q<{ id: string }>(
@@ -210,9 +213,9 @@ export class TextSender {
         if (locked && !locked.has(t.id)) break
         // Written long ago and never sent (the service was down, the provider out, or an outbox
         // from a version without a sender): "your driver is on the way" is then wrong, not late.
-        if (now - t.created_at > (this.deps.maxAgeMs ?? DEFAULT_MAX_AGE_MS)) {
+        if (now - t.created_at > this.maxAgeMs) {
           this.q("UPDATE texts SET status = 'skipped', skip_reason = 'expired', next_attempt_at = NULL, lease_owner = NULL, updated_at = ? WHERE id = ? AND status = 'queued'").run(now, t.id)
-          expired.push(t.id)
+          expired++
           continue
         }
         if (t.recipient === 'customer') {
@@ -242,7 +245,7 @@ export class TextSender {
       }
       return taken
     })
-    this.expiredInPass += expired.length
+    this.expiredInPass += expired
     // Every update below holds only while the lease does.
     const mine = "id = ? AND status = 'sending' AND next_attempt_at = ?"
     const outcomes: (() => void)[] = []
