@@ -10,6 +10,8 @@ import { addSite } from '../accounts/add-site'
 import { addUnit } from '../units/add-unit'
 import { createCommercialAccount } from '../commercial-accounts/create-commercial-account'
 import { createLogger } from '../platform/log'
+import { updateCommercialAccount } from '../commercial-accounts/update-commercial-account'
+import { closeDatabase, openDatabase } from '../db/client'
 
 let api: TestApi
 let lines: string[]
@@ -65,6 +67,39 @@ test('the pre-routed answer and the routed one are the same: a job with its unit
     ['not_a_job', all, 404],
   ]
   for (const [id, auth, status] of cases) expect((await same(`/api/v1/jobs/${id}`, auth)).status).toBe(status)
+})
+
+test('a job read again shows every change since its last read: two writes in one millisecond, its unit\'s position and name, its commercial account\'s name, a write by another connection', async () => {
+  const all = `Bearer ${api.key('all')}`
+  const unit = addUnit(api.db, api.clock, { accountId: api.accountId, name: 'Truck 7', deviceId: 'dev-7' })
+  const fix = (lat: number) => api.raw(new Request(`http://localhost/osmand?id=dev-7&lat=${lat}&lon=-122.6&timestamp=${Math.floor(api.clock.now() / 1000)}`))
+  expect((await fix(45.5)).status).toBe(200)
+  const club = createCommercialAccount(api.contexts.forOperator(api.accountId), { name: 'AAA Oregon', kind: 'motor_club', contacts: [] })
+  const job = (await (await api.request('POST', '/api/v1/jobs', { key: all.slice(7), body: { customer: { name: 'Pat' }, pickup: { location: '1 Main St' }, commercial_account_id: club.id } })).json()) as { id: string }
+  expect((await api.request('POST', `/api/v1/jobs/${job.id}/assign`, { key: all.slice(7), body: { unit_id: unit.id } })).status).toBe(200)
+  const read = async () => JSON.parse((await same(`/api/v1/jobs/${job.id}`, all)).body)
+  expect(await read()).toMatchObject({ destination: null, position: { lat: 45.5 }, unit: { name: 'Truck 7' }, commercial_account: { name: 'AAA Oregon' } })
+
+  // The test clock stands still: both writes carry the same updated_at.
+  for (const destination of ["Joe's Garage", 'Main St Tire']) {
+    expect((await api.request('PATCH', `/api/v1/jobs/${job.id}`, { key: all.slice(7), body: { destination } })).status).toBe(200)
+    expect((await read()).destination).toBe(destination)
+  }
+  api.clock.advance(1_000)
+  expect((await fix(45.6)).status).toBe(200)
+  expect((await read()).position.lat).toBe(45.6)
+  updateCommercialAccount(api.contexts.forOperator(api.accountId), club.id, { name: 'AAA Washington', kind: 'motor_club', contacts: [] })
+  expect((await read()).commercial_account.name).toBe('AAA Washington')
+  // Another connection to the same database, as a console command run beside serve would be.
+  const other = openDatabase(api.dbEnv.TOWLINE_DB)
+  try {
+    other.$client.prepare('UPDATE units SET name = ? WHERE id = ?').run('Truck 8', unit.id)
+    expect((await read()).unit.name).toBe('Truck 8')
+    other.$client.prepare('UPDATE jobs SET customer = ? WHERE id = ?').run(JSON.stringify({ name: 'Pat Lee', phone: null, sms_consent: false }), job.id)
+    expect((await read()).customer.name).toBe('Pat Lee')
+  } finally {
+    closeDatabase(other)
+  }
 })
 
 test('ids that are not one plain segment go through the router (same answers), and each request counts once against the key\'s reads until 429', async () => {

@@ -8,7 +8,7 @@ import { addNote } from './add-note'
 import { assignJob } from './assign-job'
 import { createJob } from './create-job'
 import { AddNoteBody, AssignJobBody, CreateJobBody, Job, JobEvent, JobIdParams, ListJobsQuery, ListOf, Note, PageQuery, ReopenJobBody, UpdateJobBody } from './job.model'
-import { getJob, listJobEvents, listJobs } from './list-jobs'
+import { getJob, getJobJson, listJobEvents, listJobs } from './list-jobs'
 import { presentJob } from './present-job'
 import { reopenJob } from './reopen-job'
 import { unassignJob } from './unassign-job'
@@ -25,7 +25,7 @@ export function jobRoutes(auth: AuthPlugin, deps: RouteDeps, authorize: Authoriz
   const answer = preRoutedJson(deps.config.publicUrl)
   const preRoutedJob = (request: Request, id: string): Response => {
     const principal = authorize(request, '/api/v1/jobs/:id', 'jobs:read')
-    return answer(request, JSON.stringify(getJob(deps.contexts.forKey(principal, requestInfo(request).requestId), id)))
+    return answer(request, getJobJson(deps.contexts.forKey(principal, requestInfo(request).requestId), id))
   }
 
   const routes = new Elysia({ prefix: '/api/v1' })

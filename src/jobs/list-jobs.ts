@@ -6,7 +6,7 @@ import { isStatus, STATUSES } from './job-status'
 import { findJobOrThrow, listJobRows } from './job.queries'
 import type { ListJobsQuery, PageQuery } from './job.model'
 import { jobEventView, listJobEventRows } from './job-events'
-import { presentJobs, readJobView } from './present-job'
+import { presentJobs, readJobJson, readJobView } from './present-job'
 
 /** GET /jobs: newest first, cursor-paged, filtered by status, since, updated_since and external_ref. */
 export function listJobs(ctx: OperationContext, query: ListJobsQuery) {
@@ -43,4 +43,10 @@ export function listJobEvents(ctx: OperationContext, id: string, query: PageQuer
 export function getJob(ctx: OperationContext, id: string) {
   requirePermission(ctx.actor, 'jobs:read')
   return readJobView(ctx.db, ctx.links, ctx.scope, id)
+}
+
+/** getJob as JSON text (the pre-routed GET /jobs/{id}: the same answer, serialised once per change of the job). */
+export function getJobJson(ctx: OperationContext, id: string): string {
+  requirePermission(ctx.actor, 'jobs:read')
+  return readJobJson(ctx.db, ctx.links, ctx.scope, id)
 }

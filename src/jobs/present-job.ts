@@ -1,4 +1,6 @@
+import { getTableConfig } from 'drizzle-orm/sqlite-core'
 import type { Db } from '../db/client'
+import { jobs } from './job.table'
 import { commercialAccountOfJob, commercialAccountsOfJobs } from '../commercial-accounts/commercial-account-for-job'
 import { notFound } from '../platform/errors'
 import { findUnit, positionOf, unitsByIds, type UnitRow } from '../units/unit.queries'
@@ -26,7 +28,9 @@ export function presentJobs(db: Db, links: JobLinks, rows: JobRow[]): JobView[] 
 // The job, its unit's name and last position, and its commercial account's name in one statement:
 // every read opens (and closes) a read transaction, which here costs two file-lock calls, more than
 // the rest of the read. (Correlated subqueries: SQLite takes a LEFT JOIN here three times as long.)
-const JOB_WITH_UNIT = `SELECT j.*, (SELECT json_object('name', name, 'lat', lat, 'lng', lng, 'accuracyM', accuracy_m, 'heading', heading,
+// Every column of the job but search_text, which is derived for the jobs list's search and never shown.
+const JOB_COLUMNS = getTableConfig(jobs).columns.map((c) => c.name).filter((name) => name !== 'search_text').map((name) => `j.${name}`).join(', ')
+const JOB_WITH_UNIT = `SELECT ${JOB_COLUMNS}, (SELECT json_object('name', name, 'lat', lat, 'lng', lng, 'accuracyM', accuracy_m, 'heading', heading,
   'speedKph', speed_kph, 'positionAt', position_at) FROM units WHERE id = j.unit_id AND account_id = j.account_id) AS unit_json,
   (SELECT name FROM commercial_accounts WHERE id = j.commercial_account_id AND account_id = j.account_id) AS commercial_account_name
   FROM jobs j WHERE j.id = ?`
@@ -43,7 +47,44 @@ const jobWithUnitOf = (db: Db) => {
 export function readJobView(db: Db, links: JobLinks, scope: JobScope, id: string): JobView {
   const r = jobWithUnitOf(db).get(id)
   if (!r || !canSeeJob(scope, r)) throw notFound('job', id)
+  return viewOfRead(links, r)
+}
+
+/** The view of one row of JOB_WITH_UNIT. */
+function viewOfRead(links: JobLinks, r: Record<string, any>): JobView {
   const unit = r.unit_json === null ? null : (JSON.parse(r.unit_json) as UnitRow)
   const commercialAccount = r.commercial_account_name === null ? null : { id: r.commercial_account_id as string, name: r.commercial_account_name as string }
   return jobView(toJobRow(r), links, { unit: unit ? { id: r.unit_id, name: unit.name } : null, commercialAccount }, positionOf(unit))
+}
+
+/** A job's JSON as last written by readJobJson, with the row it was made from. */
+interface WrittenJob { row: Record<string, any>; links: JobLinks; json: string }
+/** The jobs last read by readJobJson, per connection, oldest first (at most WRITTEN_JOBS). */
+const written = new WeakMap<Db, Map<string, WrittenJob>>()
+const WRITTEN_JOBS = 2_000
+
+/**
+ * readJobView as JSON text, for the read integrators poll and pages hammer (GET /jobs/{id}).
+ * The row is read every time, as readJobView reads it; the view is a function of that row and
+ * the links alone, so when every column is what it was at this job's last read the JSON made
+ * then is the answer, and only a changed job is put together and serialised again.
+ */
+export function readJobJson(db: Db, links: JobLinks, scope: JobScope, id: string): string {
+  const r = jobWithUnitOf(db).get(id)
+  if (!r || !canSeeJob(scope, r)) throw notFound('job', id)
+  let jobs = written.get(db)
+  if (!jobs) written.set(db, jobs = new Map())
+  const last = jobs.get(id)
+  if (last && last.links === links && sameRow(last.row, r)) return last.json
+  const json = JSON.stringify(viewOfRead(links, r))
+  if (last) jobs.delete(id)
+  else if (jobs.size >= WRITTEN_JOBS) jobs.delete(jobs.keys().next().value!)
+  jobs.set(id, { row: r, links, json })
+  return json
+}
+
+/** Whether two rows of one statement hold the same value in every column. */
+function sameRow(a: Record<string, any>, b: Record<string, any>): boolean {
+  for (const column in b) if (a[column] !== b[column]) return false
+  return true
 }
