@@ -20,6 +20,7 @@ import m15 from '../../migrations/0015_older_secrets.sql' with { type: 'text' }
 import m16 from '../../migrations/0016_account_time_zone.sql' with { type: 'text' }
 import m17 from '../../migrations/0017_installation_link_key.sql' with { type: 'text' }
 import m18 from '../../migrations/0018_job_search_text.sql' with { type: 'text' }
+import m19 from '../../migrations/0019_job_search_text_missing.sql' with { type: 'text' }
 import p0 from '../../migrations/postgres/0000_baseline.sql' with { type: 'text' }
 import p1 from '../../migrations/postgres/0001_rate_limit_buckets.sql' with { type: 'text' }
 import p2 from '../../migrations/postgres/0002_lease_holders.sql' with { type: 'text' }
@@ -27,6 +28,7 @@ import p3 from '../../migrations/postgres/0003_older_secrets.sql' with { type: '
 import p4 from '../../migrations/postgres/0004_account_time_zone.sql' with { type: 'text' }
 import p5 from '../../migrations/postgres/0005_installation_link_key.sql' with { type: 'text' }
 import p6 from '../../migrations/postgres/0006_job_search_text.sql' with { type: 'text' }
+import p7 from '../../migrations/postgres/0007_job_search_text_missing.sql' with { type: 'text' }
 
 export { journal, pgJournal }
 
@@ -51,6 +53,7 @@ export const SQL_BY_TAG: Record<string, string> = {
   "0016_account_time_zone": m16,
   "0017_installation_link_key": m17,
   "0018_job_search_text": m18,
+  "0019_job_search_text_missing": m19,
 }
 
 /** The SQL of each PostgreSQL migration, by its journal tag. */
@@ -62,4 +65,5 @@ export const PG_SQL_BY_TAG: Record<string, string> = {
   "0004_account_time_zone": p4,
   "0005_installation_link_key": p5,
   "0006_job_search_text": p6,
+  "0007_job_search_text_missing": p7,
 }

@@ -2,6 +2,9 @@ import { inTransaction, type Db } from '../db/client'
 import { searchTextOf } from './commit-job-change'
 import type { JobCustomer } from './job.table'
 
+/** The rows still without search text (a thousand at a time): read through jobs_search_text_missing_idx, empty once all are filled. */
+export const MISSING_SEARCH_TEXT = 'SELECT id, customer, external_ref FROM jobs WHERE search_text IS NULL LIMIT 1000'
+
 /**
  * Fills in the jobs list's search text of rows written before it existed (a database from an
  * older towline, or rows another program wrote), a thousand to a transaction, so a long fill
@@ -11,9 +14,7 @@ import type { JobCustomer } from './job.table'
 export function fillSearchText(db: Db): number {
   let filled = 0
   for (;;) {
-    const rows = db.$client.query<{ id: string; customer: string; external_ref: string | null }, []>(
-      'SELECT id, customer, external_ref FROM jobs WHERE search_text IS NULL LIMIT 1000',
-    ).all()
+    const rows = db.$client.query<{ id: string; customer: string; external_ref: string | null }, []>(MISSING_SEARCH_TEXT).all()
     if (!rows.length) return filled
     inTransaction(db, () => {
       const write = db.$client.query('UPDATE jobs SET search_text = ? WHERE id = ? AND search_text IS NULL')

@@ -3,6 +3,7 @@ import { startTestApi, TEST_ENGINE, type TestApi } from '../../test/kit'
 import { listJobsQuery, toJobRow, type JobFilter } from './job.queries'
 import { jobs } from './job.table'
 import { createJob } from './create-job'
+import { MISSING_SEARCH_TEXT } from './fill-search-text'
 
 let api: TestApi
 beforeAll(() => { api = startTestApi() })
@@ -16,6 +17,12 @@ function planOf(filter: JobFilter): string[] {
 const scansTable = (plan: string[]) => plan.filter((d) => /^SCAN jobs\b/.test(d) && !/USING/.test(d))
 /** SQLite's query plans (PostgreSQL plans by its statistics: the same indexes exist, lockstep.test.ts). */
 const onSqlite = TEST_ENGINE === 'postgres' ? test.skip : test
+
+onSqlite("serve's start looks for jobs without search text in the index of such rows, not through every job", () => {
+  const plan = (api.db.$client.query(`EXPLAIN QUERY PLAN ${MISSING_SEARCH_TEXT}`).all() as { detail: string }[]).map((r) => r.detail)
+  expect(plan.some((d) => /USING (COVERING )?INDEX jobs_search_text_missing_idx/.test(d))).toBe(true)
+  expect(scansTable(plan)).toEqual([])
+})
 
 describe('GET /jobs queries', () => {
   /** Every filter is served by an index: the plan never scans the jobs table. */

@@ -56,6 +56,9 @@ export const jobs = sqliteTable('jobs', {
   index('jobs_account_created_idx').on(t.accountId, t.createdAt, t.id, t.updatedAt),
   index('jobs_account_updated_idx').on(t.accountId, t.updatedAt, t.createdAt, t.id),
   index('jobs_account_status_idx').on(t.accountId, t.status, t.createdAt, t.id),
+  // The rows whose search text is still to be filled (serve's start): empty once filled, so the
+  // start's look for them reads an empty index instead of every job.
+  index('jobs_search_text_missing_idx').on(t.id).where(sql`search_text IS NULL`),
   uniqueIndex('jobs_account_external_ref_uq').on(t.accountId, t.externalRef),
   uniqueIndex('jobs_tracking_token_hash_uq').on(t.trackingTokenHash),
   index('jobs_driver_token_hash_idx').on(t.driverTokenHash),

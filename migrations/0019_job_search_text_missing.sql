@@ -1,0 +1,1 @@
+CREATE INDEX `jobs_search_text_missing_idx` ON `jobs` (`id`) WHERE search_text IS NULL;
