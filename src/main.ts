@@ -121,6 +121,9 @@ export async function main(argv: string[]): Promise<number> {
     return typeof code === 'number' ? code : 0
   } catch (err) {
     if (err instanceof UsageError) { process.stderr.write(`towline ${cmd.name}: ${err.message}\n\nUsage: ${cmd.usage}\n`); return 2 }
+    // The reader of our output went away (`towline jobs export | head`): stop without a word, as
+    // a program killed by SIGPIPE does (128 + 13), rather than blame ourselves for a broken pipe.
+    if ((err as NodeJS.ErrnoException).code === 'EPIPE') return 141
     if (err instanceof ConfigError || err instanceof DatabaseTooNewError || err instanceof SealKeyError || err instanceof TlsFileError) { process.stderr.write(`towline ${cmd.name}: ${err.message}\n`); return 2 }
     process.stderr.write(`towline ${cmd.name}: ${(err as Error).message}\n`)
     return 1

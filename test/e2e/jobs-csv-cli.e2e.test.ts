@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { apiCaller, cli, createKeyWithCli, freshFolder, startServer, type RunningServer } from '../binary'
+import { apiCaller, cli, createKeyWithCli, databaseOf, freshFolder, startServer, type RunningServer } from '../binary'
 import { BASIC_HEADER, completedRow, csvText } from '../csv-files'
 import { readRecords } from '../../src/jobs-csv/csv-text'
 
@@ -92,6 +92,11 @@ describe('towline jobs import', () => {
 })
 
 describe('towline jobs export', () => {
+  test('into a reader that has gone (`| true`, `| head`): it stops without a word, as a program killed by SIGPIPE (141)', () => {
+    const r = Bun.spawnSync(['bash', '-c', '"$0" jobs export | true; echo "exit ${PIPESTATUS[0]}"', folder.bin], { cwd: folder.dir, env: { ...process.env, TOWLINE_DB: databaseOf(folder.dir) }, stdout: 'pipe', stderr: 'pipe' })
+    expect({ out: r.stdout.toString(), err: r.stderr.toString() }).toEqual({ out: 'exit 141\n', err: '' })
+  })
+
   test('writes the chosen window and statuses as CSV to stdout or a file (owner-only), which imports into another account as the same jobs', async () => {
     const made = (await api('POST', '/jobs', { external_ref: 'LIVE-1', customer: { name: 'Ann Live', phone: '+15035550100' }, pickup: { location: 'Exit 9' } })).body
     expect((await api('PATCH', `/jobs/${made.id}`, { status: 'cancelled', cancel_reason: 'Customer found another ride' })).status).toBe(200)
