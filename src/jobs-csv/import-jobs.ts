@@ -37,8 +37,8 @@ export interface ImportResult {
 }
 
 /** The refusal of a file over IMPORT_MAX_BYTES (the console says it without reading such a file). */
-export function tooLargeError(bytes: number): RowError {
-  return { row: null, column: null, message: `The file is ${bytes.toLocaleString('en-US')} bytes; at most 2 MB (${IMPORT_MAX_BYTES.toLocaleString('en-US')} bytes) can be imported at once. Split it into smaller files.` }
+export function tooLargeError(bytes: number, opts: { atLeast?: boolean } = {}): RowError {
+  return { row: null, column: null, message: `The file is ${opts.atLeast ? 'more than ' : ''}${(opts.atLeast ? IMPORT_MAX_BYTES : bytes).toLocaleString('en-US')} bytes; at most 2 MB (${IMPORT_MAX_BYTES.toLocaleString('en-US')} bytes) can be imported at once. Split it into smaller files.` }
 }
 
 type Cell = string | number | boolean | null

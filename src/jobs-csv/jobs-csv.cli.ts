@@ -1,4 +1,4 @@
-import { closeSync, fchmodSync, openSync, readSync, statSync, writeSync } from 'node:fs'
+import { closeSync, fchmodSync, fstatSync, openSync, readSync, writeSync } from 'node:fs'
 import type { Command } from '../cli/cli'
 import { asUsage, DB_OPTIONS, printJson, UsageError, withDb } from '../cli/cli'
 import { findAccountById } from '../accounts/account.queries'
@@ -20,28 +20,50 @@ function operatorOn(db: Db, links: JobLinks, accountId: string | undefined) {
 /** One problem as the console prints it: `row 3, customer.name: must not be empty`. */
 export const errorLine = (e: RowError) => `${e.row === null ? 'file' : `row ${e.row}`}${e.column ? `, ${e.column}` : ''}: ${e.message}`
 
-/** Reads the file for an import, or says it is too large without reading it. */
+/**
+ * Reads the file for an import, or says it is too large without reading past the limit. `-` is
+ * standard input; a pipe or other stream (`/dev/stdin`, `<(...)`) is read to its end.
+ */
 function readImportFile(path: string): Uint8Array | RowError {
-  let size: number
-  try { size = statSync(path).size } catch { throw new UsageError(`cannot read ${path}`) }
-  if (size > IMPORT_MAX_BYTES) return tooLargeError(size)
-  const bytes = new Uint8Array(size)
-  const fd = openSync(path, 'r')
-  try { readSync(fd, bytes, 0, size, 0) } finally { closeSync(fd) }
-  return bytes
+  let fd: number
+  try { fd = path === '-' ? 0 : openSync(path, 'r') } catch { throw new UsageError(`cannot read ${path}`) }
+  try {
+    const stat = fstatSync(fd)
+    if (stat.isDirectory()) throw new UsageError(`cannot read ${path}: it is a folder`)
+    if (stat.isFile()) {
+      if (stat.size > IMPORT_MAX_BYTES) return tooLargeError(stat.size)
+      const bytes = new Uint8Array(stat.size)
+      readSync(fd, bytes, 0, stat.size, 0)
+      return bytes
+    }
+    // A stream says its size only at its end: read one byte past the limit at most.
+    const chunks: Uint8Array[] = []
+    let total = 0
+    for (;;) {
+      const chunk = new Uint8Array(64 * 1024)
+      const n = readSync(fd, chunk, 0, chunk.length, null)
+      if (n === 0) break
+      chunks.push(chunk.subarray(0, n))
+      total += n
+      if (total > IMPORT_MAX_BYTES) return tooLargeError(total, { atLeast: true })
+    }
+    return Buffer.concat(chunks)
+  } finally {
+    if (fd !== 0) closeSync(fd)
+  }
 }
 
 const jobsImport: Command = {
   name: 'jobs import',
   summary: 'Import past jobs from a CSV file (at most 500 rows, 2 MB); --dry-run only checks it',
-  usage: `towline jobs import FILE [--dry-run] [--account ID] [--db FILE] [--json]
+  usage: `towline jobs import FILE|- [--dry-run] [--account ID] [--db FILE] [--json]
 
 Imports jobs from a CSV file, as the dashboard's Import page does (docs/csv.md: the columns,
 times, money, limits): every row is checked, and the jobs are written in one transaction only
 when no row has an error. Each keeps its status and times, is marked imported, emits job.created
 with detail.imported true, and texts no one. Errors are printed one a line
 (row 3, customer.name: must not be empty), rows numbered as a spreadsheet shows them (the header
-is row 1). --dry-run checks and writes nothing. Exit 0 only when every row passes (dry run or
+is row 1). FILE - reads standard input. --dry-run checks and writes nothing. Exit 0 only when every row passes (dry run or
 not), 1 when the file has errors (nothing written), 2 for a usage mistake.`,
   options: { ...DB_OPTIONS, 'dry-run': { type: 'boolean' }, account: { type: 'string' } },
   positionals: 1,

@@ -91,6 +91,20 @@ describe('towline jobs import', () => {
   })
 })
 
+test('jobs import reads standard input (`-`, or /dev/stdin) from a pipe, and refuses a stream over 2 MB once it has read past the limit', () => {
+  const csv = file('stdin.csv', csvText(BASIC_HEADER, [completedRow(901, { 'customer.name': 'Stdin Sam' })], { bom: true }))
+  const env = { ...process.env, TOWLINE_DB: databaseOf(folder.dir) }
+  const piped = (script: string, ...args: string[]) => {
+    const r = Bun.spawnSync(['bash', '-c', script, folder.bin, ...args], { cwd: folder.dir, env, stdout: 'pipe', stderr: 'pipe' })
+    return { code: r.exitCode, out: r.stdout.toString() }
+  }
+  for (const name of ['-', '/dev/stdin']) {
+    expect(piped('cat "$1" | "$0" jobs import "$2" --dry-run', csv, name)).toEqual({ code: 0, out: 'The 1 row passes; nothing was written (dry run).\n' })
+  }
+  const big = piped(`head -c ${2 * 1024 * 1024 + 10} /dev/zero | tr '\\0' A | "$0" jobs import -`)
+  expect(big).toEqual({ code: 1, out: 'file: The file is more than 2,097,152 bytes; at most 2 MB (2,097,152 bytes) can be imported at once. Split it into smaller files.\n' })
+})
+
 describe('towline jobs export', () => {
   test('into a reader that has gone (`| true`, `| head`): it stops without a word, as a program killed by SIGPIPE (141)', () => {
     const r = Bun.spawnSync(['bash', '-c', '"$0" jobs export | true; echo "exit ${PIPESTATUS[0]}"', folder.bin], { cwd: folder.dir, env: { ...process.env, TOWLINE_DB: databaseOf(folder.dir) }, stdout: 'pipe', stderr: 'pipe' })
