@@ -4,7 +4,7 @@ import { startCheckpointer } from './db/checkpointer'
 import { describeDatabase } from './db/location'
 import { commandFor } from './cli/cli'
 import { migrateDatabase } from './db/migrate'
-import { openLinkKey, recordLinkKey } from './db/link-key'
+import { migrateWithKey, openLinkKey, recordLinkKey } from './db/link-key'
 import { fillSearchText } from './jobs/fill-search-text'
 import { ensureDefaultAccount } from './accounts/create-account'
 import { createHandler, type AppDeps } from './app'
@@ -78,7 +78,7 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   const db = writableDatabase(config.dbPath)
   const opened = openLinkKey(db, config.linkKeyFile)
   const { key } = opened
-  const applied = migrateDatabase(db, { linkKey: () => key })
+  const applied = migrateWithKey(config.linkKeyFile, opened, () => migrateDatabase(db, { linkKey: () => key }))
   recordLinkKey(db, config.linkKeyFile, opened, clock.now())
   if (opened.created) logger.info({ file: config.linkKeyFile }, 'created the link key (keep it with the database: job links are sealed with it)')
   const links = { publicUrl: config.publicUrl, key }

@@ -5,7 +5,7 @@ import { ConfigError, defaultLinkKeyFile, readConfig, type Config } from '../con
 import { openDatabase, closeDatabase, type Db } from '../db/client'
 import { embeddedMigrations, migrateDatabase, pendingMigrations } from '../db/migrate'
 import { embeddedPgMigrations } from '../db/pg/migrate-postgres'
-import { openLinkKey, recordLinkKey } from '../db/link-key'
+import { migrateWithKey, openLinkKey, recordLinkKey } from '../db/link-key'
 import type { JobLinks } from '../jobs/job-links'
 import { AppError } from '../platform/errors'
 import { findAccountById, type AccountRow } from '../accounts/account.queries'
@@ -107,7 +107,7 @@ export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config
     const { key } = opened
     let applied: string[] = []
     if (!opts.asItIs) {
-      applied = migrateDatabase(db, { linkKey: () => key })
+      applied = migrateWithKey(config.linkKeyFile, opened, () => migrateDatabase(db, { linkKey: () => key }))
       recordLinkKey(db, config.linkKeyFile, opened, Date.now())
     }
     return await fn(db, config, { publicUrl: config.publicUrl, key }, { applied, keyCreated: opened.created })

@@ -44,7 +44,7 @@ export function openLinkKey(db: Db, path: string): { key: Buffer; created: boole
   try {
     loaded = loadKeyFile(path, { create: recorded === null && sample === null })
   } catch (err) {
-    if (err instanceof SealKeyError && /does not exist/.test(err.message)) throw new SealKeyError(MISSING(path))
+    if (err instanceof SealKeyError && err.message === `the key file ${path} does not exist`) throw new SealKeyError(MISSING(path))
     throw err
   }
   const fits = recorded !== null ? linkKeyCheck(loaded.key) === recorded : sample === null || unseal(loaded.key, sample) !== null
@@ -65,4 +65,18 @@ export function recordLinkKey(db: Db, path: string, opened: { key: Buffer; creat
   if (recordedCheck(db) === check) return
   if (opened.created && existsSync(path)) unlinkSync(path)
   throw new SealKeyError(FOREIGN(path))
+}
+
+/**
+ * Runs the migrations of a database whose key was just opened, and takes back a key file made
+ * for it (a new database) when they fail (PostgreSQL's refusal of a role that does not own the
+ * database, say): nothing was sealed with it, and the next start makes the one it keeps.
+ */
+export function migrateWithKey<T>(path: string, opened: { created: boolean }, migrate: () => T): T {
+  try {
+    return migrate()
+  } catch (err) {
+    if (opened.created && existsSync(path)) unlinkSync(path)
+    throw err
+  }
 }

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path'
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 
@@ -36,8 +37,25 @@ export function unseal(key: Buffer, sealed: string): string | null {
 
 /** Writes a key file (one base64 line, readable by its owner only); never over an existing file. */
 export function writeKeyFile(path: string, key: Buffer): void {
-  writeFileSync(path, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
+  try {
+    writeFileSync(path, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
+  } catch (err) {
+    // Said in one line, as every refusal to start is: the operator chose this path (TOWLINE_LINK_KEY_FILE, --db).
+    const why = CANNOT_WRITE[(err as NodeJS.ErrnoException).code ?? '']
+    if (why) throw new SealKeyError(`cannot create the link key file ${path}: ${why(dirname(path))}; nothing was sealed`)
+    throw err
+  }
   chmodSync(path, 0o600) // the umask may have taken bits off; never added
+}
+
+/** Why a key file could not be created, by the error's code, naming its folder. */
+const CANNOT_WRITE: Record<string, (folder: string) => string> = {
+  ENOENT: (folder) => `the folder ${folder} does not exist (create it, or point TOWLINE_LINK_KEY_FILE elsewhere)`,
+  ENOTDIR: (folder) => `${folder} is not a folder`,
+  EACCES: (folder) => `this user may not write in ${folder}`,
+  EPERM: (folder) => `this user may not write in ${folder}`,
+  EROFS: (folder) => `${folder} is on a read-only file system`,
+  EISDIR: () => 'that is a folder, not a file',
 }
 
 /**

@@ -189,3 +189,17 @@ fileDescribe('towline backup', () => {
     expect(existsSync(join(folder.dir, 'copy2.db'))).toBe(false)
   })
 })
+
+test('a new database whose key file cannot be made (its folder missing, or a file where a folder should be) is refused in one line naming the folder, exit 2', () => {
+  const dir = freshFolder()
+  try {
+    const file = join(dir.dir, 'plain-file')
+    Bun.write(file, 'x')
+    for (const [keyFile, why] of [[join(dir.dir, 'no-such-folder', 'link.key'), `the folder ${join(dir.dir, 'no-such-folder')} does not exist`], [join(file, 'link.key'), `${file} is not a folder`]] as const) {
+      const r = cli(dir.bin, ['migrate', '--db', join(dir.dir, 'new.db')], { cwd: dir.dir, env: { TOWLINE_LINK_KEY_FILE: keyFile } })
+      expect({ code: r.code, lines: lines(r.stderr) }).toEqual({ code: 2, lines: [`towline migrate: cannot create the link key file ${keyFile}: ${why}${why.includes('exist') ? ' (create it, or point TOWLINE_LINK_KEY_FILE elsewhere)' : ''}; nothing was sealed`] })
+    }
+  } finally {
+    dir.cleanup()
+  }
+})

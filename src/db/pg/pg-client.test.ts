@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PgClient, PgError } from './pg-client'
 import { startPgCluster, type PgCluster } from '../../../test/pg'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -23,7 +23,7 @@ beforeAll(() => {
 afterAll(() => { c?.close(); cluster?.stop(); if (dir) rmSync(dir, { recursive: true, force: true }) })
 
 describe('a database the role does not own', () => {
-  test('migrate and serve refuse it in one line naming the fix (PostgreSQL 15 and later: only the owner creates in public), and change nothing', () => {
+  test('migrate and serve refuse it in one line naming the fix (PostgreSQL 15 and later: only the owner creates in public), and change nothing, leaving no key file', () => {
     const db = cluster.createDatabase({ name: 'not_owned' })
     cluster.psql("CREATE ROLE visitor LOGIN; GRANT CONNECT ON DATABASE not_owned TO visitor; REVOKE CREATE ON SCHEMA public FROM PUBLIC", 'not_owned')
     const url = db.replace('towline_test@', 'visitor@')
@@ -35,6 +35,8 @@ describe('a database the role does not own', () => {
       expect(err[0]).toContain('createdb -O ROLE DBNAME')
     }
     expect(cluster.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", 'not_owned').trim()).toBe('0')
+    // Nor is a key file left for a database that was never made: the next start makes the one it keeps.
+    expect(existsSync(join(dir, 'link.key'))).toBe(false)
   })
 })
 
