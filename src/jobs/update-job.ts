@@ -136,8 +136,24 @@ export function updateJob(ctx: OperationContext, id: string, input: UpdateJobBod
   }
 }
 
-/** Writes the fields other than status as one change with its events; no write when nothing changes. */
+/**
+ * Writes the fields other than status as one change with its events; no write when nothing
+ * changes. The change is worked out against the job as it is inside the write transaction: a
+ * PATCH without expected_status is unconditional, so a write that came in meanwhile (another
+ * request, another instance, a driver) is built upon, never a reason to refuse this one.
+ */
 function updateFields(ctx: OperationContext, job: JobRow, input: FieldInput, opts: { expected?: string; cancelReason?: string }): JobRow {
+  return inTransaction(ctx.db, (tx) => {
+    const fresh = loadWritableJob(ctx, tx, job.id)
+    const { set, events } = fieldChange(fresh, input, opts)
+    if (!events.length) return fresh
+    checkExpected(fresh, { expectedStatus: opts.expected })
+    return commitJobChange(tx, ctx, fresh, { set, events }).after
+  })
+}
+
+/** The fields a PATCH changes on `job` as it is, and the events that say so (none: nothing changes). */
+function fieldChange(job: JobRow, input: FieldInput, opts: { cancelReason?: string }): { set: JobFields; events: NewJobEvent[] } {
   const set: JobFields = {}
   const updated: string[] = []
   for (const [field, col, v] of input.simple) if (v !== job[col]) { set[col] = v; updated.push(field) }
@@ -174,11 +190,5 @@ function updateFields(ctx: OperationContext, job: JobRow, input: FieldInput, opt
   }
   const others = updated.filter((f) => f !== 'payment_method')
   if (others.length) events.push({ type: 'job.updated', detail: { fields: others } })
-  if (!events.length) return job
-  return inTransaction(ctx.db, (tx) => {
-    const fresh = loadWritableJob(ctx, tx, job.id)
-    if (fresh.eventSeq !== job.eventSeq) throw new AppError('job_stale', 'The job changed while this request was being handled; the field changes were not written. Re-read it and retry.', { expected_status: job.status, current_status: fresh.status })
-    checkExpected(fresh, { expectedStatus: opts.expected })
-    return commitJobChange(tx, ctx, fresh, { set, events }).after
-  })
+  return { set, events }
 }

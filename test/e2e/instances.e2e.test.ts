@@ -138,3 +138,37 @@ test('the same inbound text reaching both instances at once (the provider retryi
     twilio.stop()
   }
 }, 60_000)
+
+test('PATCHes without expected_status sent to both instances at once are unconditional: each one is written (no 409), the last write of each field wins, the timeline has one job.updated a write', async () => {
+  const one = await startServer(a.bin, { cwd: a.dir, env })
+  const two = await startServer(b.bin, { cwd: b.dir, env })
+  servers.push(one, two)
+  try {
+    const key = createKeyWithCli(a.bin, a.dir, 'all', [], env)
+    const call = (s: RunningServer, method: string, path: string, body?: unknown) =>
+      fetch(s.api + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    const job = (await call(one, 'POST', '/jobs', { customer: { name: 'Ivy Park' }, pickup: { location: 'SE Foster Rd' } })).body
+    const statuses: number[] = []
+    for (let i = 0; i < 60; i++) {
+      // Two different fields at once: neither may undo the other (each is merged into the job as it is then).
+      const answers = await Promise.all([
+        call(one, 'PATCH', `/jobs/${job.id}`, { destination: `Garage ${i}` }),
+        call(two, 'PATCH', `/jobs/${job.id}`, { vehicle: { color: `color ${i}` } }),
+      ])
+      statuses.push(...answers.map((r) => r.status))
+    }
+    expect(statuses.filter((s) => s !== 200)).toEqual([])
+    const now = (await call(two, 'GET', `/jobs/${job.id}`)).body
+    expect({ destination: now.destination, color: now.vehicle.color }).toEqual({ destination: 'Garage 59', color: 'color 59' })
+    const updated = []
+    for (let cursor = ''; ;) {
+      const page = (await call(one, 'GET', `/jobs/${job.id}/events?limit=100${cursor ? `&cursor=${cursor}` : ''}`)).body
+      updated.push(...page.data.filter((e: any) => e.type === 'job.updated'))
+      if (!page.has_more) break
+      cursor = page.next_cursor
+    }
+    expect(updated.length).toBe(120)
+  } finally {
+    for (const s of [one, two]) await s.stop('SIGKILL')
+  }
+}, 90_000)
