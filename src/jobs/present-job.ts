@@ -59,9 +59,14 @@ function viewOfRead(links: JobLinks, r: Record<string, any>): JobView {
 
 /** A job's JSON as last written by readJobJson, with the row it was made from. */
 interface WrittenJob { row: Record<string, any>; links: JobLinks; json: string }
-/** The jobs last read by readJobJson, per connection, oldest first (at most WRITTEN_JOBS). */
-const written = new WeakMap<Db, Map<string, WrittenJob>>()
-const WRITTEN_JOBS = 2_000
+/** The jobs read by readJobJson, per connection, least recently read first. */
+interface Written { jobs: Map<string, WrittenJob>; chars: number }
+const written = new WeakMap<Db, Written>()
+/**
+ * How much JSON is kept, in characters (the rows beside it are about as large again): about
+ * 1,300 jobs of 1.5 KB, the jobs a company has open many times over; fewer when they are long.
+ */
+const WRITTEN_CHARS = 2_000_000
 
 /**
  * readJobView as JSON text, for the read integrators poll and pages hammer (GET /jobs/{id}).
@@ -72,14 +77,21 @@ const WRITTEN_JOBS = 2_000
 export function readJobJson(db: Db, links: JobLinks, scope: JobScope, id: string): string {
   const r = jobWithUnitOf(db).get(id)
   if (!r || !canSeeJob(scope, r)) throw notFound('job', id)
-  let jobs = written.get(db)
-  if (!jobs) written.set(db, jobs = new Map())
-  const last = jobs.get(id)
-  if (last && last.links === links && sameRow(last.row, r)) return last.json
-  const json = JSON.stringify(viewOfRead(links, r))
-  if (last) jobs.delete(id)
-  else if (jobs.size >= WRITTEN_JOBS) jobs.delete(jobs.keys().next().value!)
-  jobs.set(id, { row: r, links, json })
+  let kept = written.get(db)
+  if (!kept) written.set(db, kept = { jobs: new Map(), chars: 0 })
+  const last = kept.jobs.get(id)
+  if (last) {
+    kept.jobs.delete(id) // read again: the most recently read now, whatever follows
+    kept.chars -= last.json.length
+  }
+  const json = last && last.links === links && sameRow(last.row, r) ? last.json : JSON.stringify(viewOfRead(links, r))
+  kept.jobs.set(id, { row: r, links, json })
+  kept.chars += json.length
+  for (const [oldest, job] of kept.jobs) {
+    if (kept.chars <= WRITTEN_CHARS) break
+    kept.jobs.delete(oldest)
+    kept.chars -= job.json.length
+  }
   return json
 }
 
