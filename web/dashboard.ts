@@ -3,7 +3,6 @@
  * page shares; a page's own behaviour comes as its own entry or module.
  *
  * - Every form is enhanced (one submission at a time, shared/forms.ts).
- * - `<time data-local datetime=…>` shows its instant in the browser's time zone.
  * - `<button data-print hidden>` is shown, and prints the page.
  * - An element `[data-live="/path/stream"]` opens the page's live stream (shared/live.ts): each
  *   event is dispatched on `document` as a `towline:live` CustomEvent (`detail: { type, data, id }`),
@@ -18,13 +17,6 @@ restoreTyped()
 for (const form of document.querySelectorAll<HTMLFormElement>('form')) enhanceForm(form, { keepTyped: true })
 if (!focusRefusal()) focusDone()
 
-
-// Times marked data-local are rendered in UTC (the server does not know the reader's zone); shown here in the browser's.
-const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
-for (const el of document.querySelectorAll<HTMLTimeElement>('time[data-local][datetime]')) {
-  const at = Date.parse(el.dateTime)
-  if (Number.isFinite(at)) el.textContent = LOCAL_TIME.format(at)
-}
 
 // A secret shown once (a new key, a signing secret, a password) takes focus, selected, so it is read
 // out with what it is and copied at once; its Copy button (drawn hidden: it needs this script) copies it.

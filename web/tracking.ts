@@ -24,15 +24,6 @@ interface StateMessage { state: TrackingState; live_html: string; rating_html: s
 
 const root = document.getElementById('track')
 const TRUCK_EVERY_MS = 15_000
-const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
-
-/** Shows server-rendered UTC times in the phone's zone. */
-function localTimes(within: ParentNode): void {
-  for (const el of within.querySelectorAll<HTMLTimeElement>('time[data-local][datetime]')) {
-    const at = Date.parse(el.dateTime)
-    if (Number.isFinite(at)) el.textContent = LOCAL_TIME.format(at)
-  }
-}
 
 /** The location form: asks the phone for its position, then posts it. */
 function enhanceLocate(form: HTMLFormElement): void {
@@ -111,7 +102,8 @@ function liveFacts(live: Element): { notes: string[]; expected: string } {
 }
 function liveNews(before: { notes: string[]; expected: string }, after: { notes: string[]; expected: string }): string {
   const added = after.notes.filter((n) => !before.notes.includes(n))
-  return [added.length ? `New note: ${added.join(' ')}` : '', after.expected && after.expected !== before.expected ? `Expected: ${after.expected}.` : ''].filter(Boolean).join(' ')
+  const expected = after.expected === before.expected ? '' : after.expected ? `Expected: ${after.expected}.` : 'No expected time for now.'
+  return [added.length ? `New note: ${added.join(' ')}` : '', expected].filter(Boolean).join(' ')
 }
 
 if (!focusRefusal()) focusDone()
@@ -125,7 +117,6 @@ if (root) {
   const locate = root.querySelector<HTMLFormElement>('form[data-locate]')
   // Drawn hidden: without this script (or a phone that gives no position) it could only fail.
   if (locate && 'geolocation' in navigator) locate.hidden = false
-  localTimes(document)
   for (const form of root.querySelectorAll<HTMLFormElement>('form')) {
     if (form === locate) enhanceLocate(form)
     else enhanceForm(form)
@@ -159,7 +150,6 @@ if (root) {
         if (live && live.innerHTML !== m.live_html) {
           const before = liveFacts(live)
           live.innerHTML = m.live_html
-          localTimes(live)
           news = liveNews(before, liveFacts(live))
         }
         const key = `${m.state.rating.open}:${m.state.rating.value ?? ''}`

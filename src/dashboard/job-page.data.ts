@@ -45,6 +45,8 @@ export interface JobPageData {
   names: Map<string, string>
   /** The job's event count when read: a form posted from this page says which version it saw. */
   version: number
+  /** The company's time zone (IANA): every time on the page is shown there. */
+  zone: string
 }
 
 const MAX_SHOWN = 500
@@ -62,7 +64,7 @@ export function readJobPage(ctx: OperationContext, id: string): JobPageData {
   for (const u of listUsers(db, row.accountId)) names.set(u.id, u.email)
   for (const k of listKeys(db, row.accountId)) names.set(k.id, `key ${k.name}`)
   for (const u of units) names.set(u.id, u.name)
-  return { job, driverUrl: driverUrlOf(links, row), events, texts, units, commercialAccounts: listCommercialAccountChoices(ctx), photos: listJobPhotos(ctx, row.id), signatures: listJobSignatures(ctx, row.id), invoices: listJobInvoices(ctx, row.id), names, version: row.eventSeq }
+  return { job, driverUrl: driverUrlOf(links, row), events, texts, units, commercialAccounts: listCommercialAccountChoices(ctx), photos: listJobPhotos(ctx, row.id), signatures: listJobSignatures(ctx, row.id), invoices: listJobInvoices(ctx, row.id), names, version: row.eventSeq, zone: ctx.account.timeZone }
 }
 
 /** The job as it is now, for comparing a posted edit form with: its version (event count), status and the API's view. */

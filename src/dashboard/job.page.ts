@@ -37,10 +37,10 @@ export interface JobPageState {
 const label = (s: string) => STATUS_LABELS[s as JobStatus] ?? s
 const money = (cents: number | null) => (cents === null ? '' : (cents / 100).toFixed(2))
 
-/** A time for people: the UTC instant in `datetime`, shown in the browser's zone by the dashboard script. */
-function time(isoText: string | null | undefined): Html | string {
+/** A time for people, in the company's time zone; the UTC instant in `datetime`. */
+function time(d: JobPageData, isoText: string | null | undefined): Html | string {
   if (!isoText) return '—'
-  return timeTag(isoText, { local: true })
+  return timeTag(isoText, d.zone)
 }
 
 /** The hidden fields every action form carries: what the page showed, and the form's own key. */
@@ -91,7 +91,7 @@ function unitSection(d: JobPageData, s: JobPageState): Html {
   const { job } = d
   const finished = isFinished(job.status)
   const pos = 'position' in job ? job.position : null
-  const parts: Html[] = [html`<p>${job.unit ? html`<strong>${job.unit.name}</strong>` : 'No unit yet.'}${pos ? html` Last position ${pos.lat.toFixed(5)}, ${pos.lng.toFixed(5)} at ${time(pos.recorded_at)}.` : ''}</p>`]
+  const parts: Html[] = [html`<p>${job.unit ? html`<strong>${job.unit.name}</strong>` : 'No unit yet.'}${pos ? html` Last position ${pos.lat.toFixed(5)}, ${pos.lng.toFixed(5)} at ${time(d, pos.recorded_at)}.` : ''}</p>`]
   if (!job.archived && !finished) {
     const assignForm = s.forms?.assign ?? blankForm(job.unit ? { unit_id: job.unit.id } : {})
     if (d.units.length) {
@@ -139,19 +139,19 @@ ${row('Reference', job.external_ref)}
 ${row('Source', job.source)}
 ${row('Payer', job.payer_type)}
 ${row('Commercial account', job.commercial_account ? html`<a href="/accounts/${job.commercial_account.id}">${job.commercial_account.name}</a>` : null)}
-${row('ETA', job.eta_at ? time(job.eta_at) : null)}
+${row('ETA', job.eta_at ? time(d, job.eta_at) : null)}
 ${row('Quote', job.quote_cents === null ? null : `$${money(job.quote_cents)}`)}
 ${row('Final price', job.final_price_cents === null ? null : `$${money(job.final_price_cents)}`)}
 ${row('Paid with', job.payment_method)}
 ${row('Cancel reason', job.cancel_reason)}
 ${row('Rating', job.rating === null ? null : `${job.rating} of 5${job.rating_comment ? `: ${job.rating_comment}` : ''}`)}
 ${row('Reopened', job.reopen_count ? `${job.reopen_count} time${job.reopen_count === 1 ? '' : 's'}` : null)}
-${row('Created', time(job.created_at))}
-${row('Updated', time(job.updated_at))}
+${row('Created', time(d, job.created_at))}
+${row('Updated', time(d, job.updated_at))}
 ${job.imported ? row('Imported', 'yes') : ''}
-${job.archived ? row('Archived', time(job.archived_at)) : ''}
+${job.archived ? row('Archived', time(d, job.archived_at)) : ''}
 </dl>
-${milestones.length ? html`<h3>Milestones</h3><dl class="job-fields">${milestones.map(([k, v]) => row(k.replace(/_at$/, '').replace(/_/g, ' '), time(v)))}</dl>` : ''}
+${milestones.length ? html`<h3>Milestones</h3><dl class="job-fields">${milestones.map(([k, v]) => row(k.replace(/_at$/, '').replace(/_/g, ' '), time(d, v)))}</dl>` : ''}
 </section>`
 }
 
@@ -209,7 +209,7 @@ function notesSection(d: JobPageData, s: JobPageState): Html {
   const notes = d.events.filter((e) => e.type === 'job.note_added')
   const form = s.forms?.note ?? blankForm()
   return html`<section class="job-section"><h2 id="h-notes">Notes</h2>
-${notes.length ? html`<ul class="notes">${notes.map((n) => html`<li><p>${String(n.detail.text ?? '')}</p><p class="meta">${n.detail.customer_visible ? 'Visible to customer' : 'Internal'} · ${who(d, n)} · ${time(n.created_at)}</p></li>`)}</ul>` : html`<p>No notes yet.</p>`}
+${notes.length ? html`<ul class="notes">${notes.map((n) => html`<li><p>${String(n.detail.text ?? '')}</p><p class="meta">${n.detail.customer_visible ? 'Visible to customer' : 'Internal'} · ${who(d, n)} · ${time(d, n.created_at)}</p></li>`)}</ul>` : html`<p>No notes yet.</p>`}
 ${d.job.archived ? '' : actionForm(d, s, 'note', html`${textareaField(form, { name: 'note', label: 'Note', required: true, rows: 3, maxlength: 2000 })}${checkboxField(form, { name: 'customer_visible', label: 'Visible to customer' })}<button type="submit">Add note</button>`)}
 </section>`
 }
@@ -222,11 +222,11 @@ function messagesSection(d: JobPageData): Html {
   type Line = { at: string; item: Html }
   const inbound: Line[] = d.events.filter((e) => e.type === 'job.customer_message').map((e) => ({
     at: e.created_at,
-    item: html`<li class="message message-in" data-via="${String(e.detail.via ?? '')}"><p>${String(e.detail.text ?? '')}</p><p class="meta">Customer ${e.detail.via === 'tracking_page' ? 'on the tracking page' : e.detail.via === 'sms' ? 'by text' : ''} · ${time(e.created_at)}</p></li>`,
+    item: html`<li class="message message-in" data-via="${String(e.detail.via ?? '')}"><p>${String(e.detail.text ?? '')}</p><p class="meta">Customer ${e.detail.via === 'tracking_page' ? 'on the tracking page' : e.detail.via === 'sms' ? 'by text' : ''} · ${time(d, e.created_at)}</p></li>`,
   }))
   const outbound: Line[] = d.texts.filter((t) => t.recipient === 'customer').map((t) => ({
     at: t.created_at,
-    item: html`<li class="message message-out" data-text-status="${t.status}"><p>${t.body}</p><p class="meta">Text to the customer: ${t.status}${t.skip_reason ? ` (${t.skip_reason})` : ''} · ${time(t.created_at)}</p></li>`,
+    item: html`<li class="message message-out" data-text-status="${t.status}"><p>${t.body}</p><p class="meta">Text to the customer: ${t.status}${t.skip_reason ? ` (${t.skip_reason})` : ''} · ${time(d, t.created_at)}</p></li>`,
   }))
   // Ours first on a tie: a reply does not come before the text it answers.
   const lines = [...outbound, ...inbound].sort((a, b) => a.at.localeCompare(b.at))
@@ -242,7 +242,7 @@ function photosSection(d: JobPageData, s: JobPageState): Html {
   const shot = (p: JobPageData['photos'][number], i: number) => {
     const src = `/jobs/${d.job.id}/photos/${p.id}`
     const by = d.names.get(p.user_id ?? p.unit_id ?? '') ?? p.taken_by
-    return html`<li><a href="${src}"><img src="${src}/thumb" alt="${`Photo ${i + 1}, by ${by}`}" width="160" height="120" loading="lazy"></a><p class="meta">${p.taken_by} (${by}) · ${time(p.created_at)}</p></li>`
+    return html`<li><a href="${src}"><img src="${src}/thumb" alt="${`Photo ${i + 1}, by ${by}`}" width="160" height="120" loading="lazy"></a><p class="meta">${p.taken_by} (${by}) · ${time(d, p.created_at)}</p></li>`
   }
   return html`<section class="job-section"><h2>Photos</h2>
 ${d.photos.length ? html`<ul class="photos">${d.photos.map(shot)}</ul>` : html`<p>No photos yet.</p>`}
@@ -256,7 +256,7 @@ function signaturesSection(d: JobPageData): Html {
   const item = (g: JobPageData['signatures'][number]) => {
     const src = `/jobs/${d.job.id}/signatures/${g.id}`
     const unit = g.unit_id ? d.names.get(g.unit_id) ?? g.unit_id : 'driver'
-    return html`<li><a href="${src}"><img src="${src}" alt="${`Signature of ${g.signer_name}`}" width="240" height="90" loading="lazy"></a><p class="meta">${g.signer_name} · captured by ${unit} · ${time(g.created_at)}</p></li>`
+    return html`<li><a href="${src}"><img src="${src}" alt="${`Signature of ${g.signer_name}`}" width="240" height="90" loading="lazy"></a><p class="meta">${g.signer_name} · captured by ${unit} · ${time(d, g.created_at)}</p></li>`
   }
   return html`<section class="job-section"><h2>Signatures</h2><ul class="photos signatures">${d.signatures.map(item)}</ul></section>`
 }
@@ -296,7 +296,7 @@ function timelineSection(d: JobPageData): Html {
   for (const t of d.texts) if (t.event_id) textsBy.set(t.event_id, [...(textsBy.get(t.event_id) ?? []), t])
   const loose = d.texts.filter((t) => !t.event_id || !d.events.some((e) => e.id === t.event_id))
   const textItem = (t: (typeof d.texts)[number]) => html`<li class="text-item" data-text-status="${t.status}">Text to ${t.recipient}${t.to ? html` ${t.to}` : ''}: <strong>${t.status}</strong>${t.skip_reason ? ` (${t.skip_reason})` : ''}${t.error ? ` (${t.error})` : ''}<br><span class="text-body">${t.body}</span></li>`
-  const items = [...d.events].reverse().map((e) => html`<li data-event-type="${e.type}"><p><span class="event-type">${e.type}</span> ${eventText(e)}</p><p class="meta">${who(d, e)} · ${time(e.created_at)}</p>${textsBy.has(e.id) ? html`<ul class="texts">${textsBy.get(e.id)!.map(textItem)}</ul>` : ''}</li>`)
+  const items = [...d.events].reverse().map((e) => html`<li data-event-type="${e.type}"><p><span class="event-type">${e.type}</span> ${eventText(e)}</p><p class="meta">${who(d, e)} · ${time(d, e.created_at)}</p>${textsBy.has(e.id) ? html`<ul class="texts">${textsBy.get(e.id)!.map(textItem)}</ul>` : ''}</li>`)
   return html`<section class="job-section job-timeline"><h2 id="h-timeline">Timeline</h2>
 <ol class="timeline" reversed>${items}</ol>
 ${loose.length ? html`<h3>Other texts</h3><ul class="texts">${loose.map(textItem)}</ul>` : ''}
@@ -322,7 +322,7 @@ ${goaPackLink(job)}
 ${statusSection(d, s)}
 ${unitSection(d, s)}
 ${fieldsSection(d)}
-${invoicesSection(job, d.invoices, { formKey: s.formKey, state: s.invoices, names: d.names })}
+${invoicesSection(job, d.invoices, { formKey: s.formKey, state: s.invoices, names: d.names, zone: d.zone })}
 ${editSection(d, s)}
 ${notesSection(d, s)}
 ${messagesSection(d)}

@@ -19,9 +19,9 @@ export interface EndpointSummary {
 /** A secret shown once, in the response of the POST that made it: its heading, the read-only field's label, what it is for. */
 export interface ShownSecret { heading: string; label: string; value: string; note: string }
 
-/** A time as people read it, in their own time zone (the dashboard script; "2026-11-21 09:00 UTC" without it), with the exact one for machines. */
-export function when(isoTime: string | null, never = 'never'): Html {
-  return isoTime ? timeTag(isoTime, { local: true }) : html`${never}`
+/** A time as people read it, in the company's time zone (`zone`), with the exact one for machines. */
+export function when(isoTime: string | null, zone: string, never = 'never'): Html {
+  return isoTime ? timeTag(isoTime, zone) : html`${never}`
 }
 
 /** A secret in a read-only field to copy, with the warning that it is not shown again. */
@@ -44,16 +44,16 @@ export function endpointStatus(e: Pick<EndpointSummary, 'status' | 'paused_reaso
 /** The event types an endpoint receives, in words. */
 export const eventsText = (events: string[]) => (events.includes('*') ? 'All events (*)' : events.join(', '))
 
-function keyItem(k: KeyView): Html {
+function keyItem(k: KeyView, zone: string): Html {
   return html`<li class="item" data-key-id="${k.id}">
 <h3>${k.name}</h3>
 <dl class="facts">
 <dt>Prefix</dt><dd><code>${k.prefix}…</code></dd>
 <dt>Scopes</dt><dd>${k.scopes.join(', ')}</dd>
 <dt>Sites</dt><dd>${k.sites ? k.sites.map((s) => s.name).join(', ') : 'Every site'}</dd>
-<dt>Created</dt><dd>${when(k.created_at)}</dd>
-<dt>Last used</dt><dd>${when(k.last_used_at)}</dd>
-<dt>Status</dt><dd>${k.revoked_at ? html`Revoked ${when(k.revoked_at)}` : 'Active'}</dd>
+<dt>Created</dt><dd>${when(k.created_at, zone)}</dd>
+<dt>Last used</dt><dd>${when(k.last_used_at, zone)}</dd>
+<dt>Status</dt><dd>${k.revoked_at ? html`Revoked ${when(k.revoked_at, zone)}` : 'Active'}</dd>
 </dl>
 ${k.revoked_at ? '' : html`<form method="post" action="/developers/keys/${k.id}/revoke"><button type="submit" class="button-danger">Revoke<span class="visually-hidden"> key ${k.name}</span></button></form>`}
 </li>`
@@ -82,6 +82,8 @@ export interface DevelopersView {
   alreadyMade?: { id: string; name: string }
   /** This rendering's forms' key: the same form posted twice makes one key or endpoint. */
   formKey: string
+  /** The company's time zone: the times shown are there. */
+  zone: string
 }
 
 /** The body of `/developers`. */
@@ -94,7 +96,7 @@ ${v.alreadyMade ? html`<section class="notice" role="status" aria-labelledby="ma
 <section class="page-section" aria-labelledby="keys-heading" id="keys">
 <h2 id="keys-heading">API keys</h2>
 <p>Give each system its own key with only the scopes it needs, so one can be revoked without touching the others. See <a href="/api/v1/docs">the API reference</a>.</p>
-${v.keys.length ? html`<ul class="items">${v.keys.map(keyItem)}</ul>` : html`<p class="muted">No keys yet.</p>`}
+${v.keys.length ? html`<ul class="items">${v.keys.map((k) => keyItem(k, v.zone))}</ul>` : html`<p class="muted">No keys yet.</p>`}
 <h3>Create a key</h3>
 <form method="post" action="/developers/keys" novalidate>
 ${formAlert(v.keyForm)}<input type="hidden" name="idempotency_key" value="${`${v.formKey}.key`}">

@@ -40,13 +40,13 @@ export function developersRoutes(session: SessionPlugin, deps: RouteDeps) {
     const { keys, sites } = listApiKeys(ctx)
     const endpoints = listEndpoints(ctx, { limit: '100' }).data
     return page(user, 'Developers', developersBody({
-      keys, sites, endpoints, keyForm: forms.keyForm ?? blankForm(), endpointForm: forms.endpointForm ?? blankForm(), secret: forms.secret, alreadyMade: forms.alreadyMade, formKey: randomBase62(24),
+      keys, sites, endpoints, keyForm: forms.keyForm ?? blankForm(), endpointForm: forms.endpointForm ?? blankForm(), secret: forms.secret, alreadyMade: forms.alreadyMade, formKey: randomBase62(24), zone: ctx.account.timeZone,
     }), status)
   }
   /** The form's own key (a reload or a second click posts it again), or none when it is not one this page makes. */
   const formKeyOf = (f: FormFields, form: string) => (new RegExp(`^[0-9A-Za-z]{24}\\.${form}$`).test(text(f, 'idempotency_key')) ? text(f, 'idempotency_key') : undefined)
-  const endpointPage = (user: SessionUser, ctx: OperationContext, id: string, extra: Omit<EndpointPageView, 'endpoint' | 'attempts' | 'formKey'> = {}, status?: number) =>
-    page(user, 'Webhook endpoint', endpointBody({ endpoint: getEndpoint(ctx, id), attempts: listAttempts(ctx, id, 100).data, formKey: randomBase62(24), ...extra }), status)
+  const endpointPage = (user: SessionUser, ctx: OperationContext, id: string, extra: Omit<EndpointPageView, 'endpoint' | 'attempts' | 'formKey' | 'zone'> = {}, status?: number) =>
+    page(user, 'Webhook endpoint', endpointBody({ endpoint: getEndpoint(ctx, id), attempts: listAttempts(ctx, id, 100).data, formKey: randomBase62(24), zone: ctx.account.timeZone, ...extra }), status)
 
   return new Elysia({ name: 'towline.developers' }).use(routeProps).use(session)
     .get('/developers', ({ user, ctx }) => overview(user, ctx), { signedIn: 'owner' })

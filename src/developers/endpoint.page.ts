@@ -18,17 +18,17 @@ function outcome(a: Pick<AttemptView, 'status' | 'response_status' | 'duration_m
   return `not delivered: ${[answer, failure(a) && `(${failure(a)})`].filter(Boolean).join(' ') || 'failed'} after ${a.duration_ms} ms`
 }
 
-function attemptItem(endpointId: string, a: AttemptView, newestOfDelivery: boolean): Html {
+function attemptItem(endpointId: string, a: AttemptView, newestOfDelivery: boolean, zone: string): Html {
   const headers = Object.entries(a.request_headers).map(([k, v]) => `${k}: ${v}`).join('\n')
   return html`<li class="item" data-attempt-id="${a.id}" data-delivery-id="${a.delivery_id}">
 <h3>${a.event_type} · attempt ${a.attempt}</h3>
 <dl class="facts">
-<dt>Time</dt><dd>${when(a.created_at)}</dd>
+<dt>Time</dt><dd>${when(a.created_at, zone)}</dd>
 <dt>Result</dt><dd>${a.status === 'succeeded' ? 'Succeeded' : 'Failed'}${failure(a) ? ` (${failure(a)})` : ''}</dd>
 <dt>Response status</dt><dd>${a.response_status ?? 'none'}</dd>
 <dt>Duration</dt><dd>${a.duration_ms} ms</dd>
 <dt>Delivery</dt><dd><code>${a.delivery_id}</code></dd>
-${a.next_attempt_at ? html`<dt>Next attempt</dt><dd>${when(a.next_attempt_at)}</dd>` : ''}
+${a.next_attempt_at ? html`<dt>Next attempt</dt><dd>${when(a.next_attempt_at, zone)}</dd>` : ''}
 </dl>
 <details><summary>Response body</summary><pre class="payload">${a.response_body || '(empty)'}</pre></details>
 <details><summary>Request</summary><pre class="payload">${headers}\n\n${a.request_body}</pre></details>
@@ -46,6 +46,8 @@ export interface EndpointPageView {
   alert?: string
   /** This rendering's forms' key: Rotate secret posted twice (a reload of its answer) rotates once. */
   formKey: string
+  /** The company's time zone: the times shown are there. */
+  zone: string
 }
 
 /** The body of `/developers/webhooks/{id}`. */
@@ -57,7 +59,7 @@ export function endpointBody(v: EndpointPageView): Html {
   const items = v.attempts.map((a) => {
     const newest = !seen.has(a.delivery_id)
     seen.add(a.delivery_id)
-    return attemptItem(e.id, a, newest)
+    return attemptItem(e.id, a, newest, v.zone)
   })
   return html`<p><a href="/developers#webhooks">Developers</a></p>
 <h1>Webhook endpoint</h1>
@@ -70,7 +72,7 @@ ${e.description ? html`<dt>Description</dt><dd>${e.description}</dd>` : ''}
 <dt>Events</dt><dd>${eventsText(e.events)}</dd>
 <dt>Status</dt><dd>${endpointStatus(e)}</dd>
 <dt>Failures in a row</dt><dd>${e.consecutive_failures}</dd>
-<dt>Created</dt><dd>${when(e.created_at)}</dd>
+<dt>Created</dt><dd>${when(e.created_at, v.zone)}</dd>
 <dt>Id</dt><dd><code>${e.id}</code></dd>
 </dl>
 <div class="actions">

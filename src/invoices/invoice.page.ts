@@ -45,10 +45,10 @@ function field(f: { id: string; name: string; label: string; value: string; erro
 const textOf = (v: FormState['values'][string]) => (Array.isArray(v) ? v[0] ?? '' : v ?? '')
 
 /** The amounts of an invoice as a definition list. */
-function amounts(inv: InvoiceView): Html {
+function amounts(inv: InvoiceView, zone: string): Html {
   return html`<dl class="job-fields invoice-amounts">
 <dt>Status</dt><dd><span class="status-badge" data-invoice-status="${inv.status}">${INVOICE_STATUS_LABELS[inv.status]}</span></dd>
-<dt>Issued</dt><dd>${timeTag(inv.issued_at, { local: true })}</dd>
+<dt>Issued</dt><dd>${timeTag(inv.issued_at, zone)}</dd>
 <dt>Total</dt><dd>${money(inv.total_cents)}</dd>
 <dt>Paid</dt><dd>${money(inv.amount_paid_cents)}</dd>
 <dt>Due</dt><dd>${money(inv.amount_due_cents)}</dd>
@@ -66,7 +66,7 @@ function linesTable(inv: InvoiceView, caption: string): Html {
 }
 
 /** One invoice on the job page: its amounts, lines, payments, and the forms its status allows. */
-function invoiceItem(inv: InvoiceView, opts: { jobWritable: boolean; formKey: string; state?: InvoiceSectionState; names: Map<string, string> }): Html {
+function invoiceItem(inv: InvoiceView, opts: { jobWritable: boolean; formKey: string; state?: InvoiceSectionState; names: Map<string, string>; zone: string }): Html {
   const refused = (action: InvoiceAction) => (opts.state?.invoiceId === inv.id && opts.state.action === action ? opts.state.form : blankForm())
   const action = (name: InvoiceAction, body: Html, cls = 'job-action') => {
     const form = refused(name)
@@ -85,11 +85,11 @@ ${field({ id: `f-${inv.id}-method`, name: 'method', label: 'Method', value: text
     forms.push(html`<p class="hint">${inv.amount_paid_cents === 0 ? 'Void an invoice raised in error; write off what will not be paid.' : 'Write off what will not be paid; an invoice with payments cannot be voided.'}</p>`, ...row)
   }
   const payments = inv.payments.length
-    ? html`<h4>Payments</h4><ul class="invoice-payments">${inv.payments.map((p) => html`<li>${money(p.amount_cents)} by ${p.method}<span class="meta"> · ${p.recorded_by_user_id ? opts.names.get(p.recorded_by_user_id) ?? p.recorded_by_user_id : 'system'} · ${timeTag(p.created_at, { local: true })}</span></li>`)}</ul>`
+    ? html`<h4>Payments</h4><ul class="invoice-payments">${inv.payments.map((p) => html`<li>${money(p.amount_cents)} by ${p.method}<span class="meta"> · ${p.recorded_by_user_id ? opts.names.get(p.recorded_by_user_id) ?? p.recorded_by_user_id : 'system'} · ${timeTag(p.created_at, opts.zone)}</span></li>`)}</ul>`
     : ''
   return html`<section class="invoice" aria-labelledby="${`h-${inv.id}`}" data-invoice-id="${inv.id}">
 <h3 id="${`h-${inv.id}`}">Invoice ${inv.number}</h3>
-${amounts(inv)}
+${amounts(inv, opts.zone)}
 ${linesTable(inv, `Lines of invoice ${inv.number}`)}
 ${payments}
 <p><a href="${`/invoices/${inv.id}`}">Printable invoice ${inv.number}</a></p>
@@ -98,7 +98,7 @@ ${forms}
 }
 
 /** The job page's Invoices section: **Create invoice**, then each invoice, newest first. */
-export function invoicesSection(job: { id: string; archived: boolean }, invoices: InvoiceView[], opts: { formKey: string; state?: InvoiceSectionState; names: Map<string, string> }): Html {
+export function invoicesSection(job: { id: string; archived: boolean }, invoices: InvoiceView[], opts: { formKey: string; state?: InvoiceSectionState; names: Map<string, string>; zone: string }): Html {
   const items = [...invoices].reverse().map((inv) => invoiceItem(inv, { jobWritable: !job.archived, ...opts }))
   return html`<section class="job-section" aria-labelledby="h-invoices"><h2 id="h-invoices">Invoices</h2>
 ${job.archived ? '' : html`<form method="get" action="${`/jobs/${job.id}/invoices/new`}" class="job-action"><button type="submit">Create invoice</button></form>`}

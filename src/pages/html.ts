@@ -90,13 +90,12 @@ export function htmlResponse(page: Html, init: { status?: number; headers?: Reco
 
 /**
  * A time for people, with the exact instant for machines: `<time datetime="…">2026-11-21 09:00 PST</time>`,
- * in the company's `zone` (UTC when none is given). `local` marks it for the page's script to show
- * in the reader's own time zone instead.
+ * in the company's `zone` with its abbreviation, as every page shows times: the same on every
+ * page and every screen, unambiguous in the hour a fall-back day has twice, and without a script.
  */
-export function timeTag(isoText: string, opts: { local?: boolean; zone?: string } = {}): Html {
+export function timeTag(isoText: string, zone: string): Html {
   const ms = Date.parse(isoText)
-  const text = Number.isFinite(ms) ? localTimeText(ms, opts.zone ?? 'UTC') : isoText
-  return html`<time${attrs({ datetime: isoText, 'data-local': opts.local ?? false })}>${text}</time>`
+  return html`<time${attrs({ datetime: isoText })}>${Number.isFinite(ms) ? localTimeText(ms, zone) : isoText}</time>`
 }
 
 /** A day for people (an invoice's date): `<time datetime="…">2026-11-21</time>`, the day it was in the company's `zone`. */

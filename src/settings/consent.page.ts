@@ -9,7 +9,7 @@ export interface ConsentLookup {
   record: ConsentView | null
 }
 
-function result(found: ConsentLookup): Html {
+function result(found: ConsentLookup, zone: string): Html {
   const r = found.record
   const state = !r ? 'No record: texts go to this number only for jobs marked Texts allowed.'
     : r.texts === 'opted_out' ? 'Opted out: no text goes to this number until it sends START (or you press START).'
@@ -22,8 +22,8 @@ function result(found: ConsentLookup): Html {
 <h2 id="consent-number">${found.phone}</h2>
 <p><strong>${state}</strong></p>
 <dl class="facts">
-<dt>Consent</dt><dd>${r?.consented_at ? html`${timeText(r.consented_at)}, from ${r.consent_source}` : 'None recorded'}</dd>
-<dt>Opt-out</dt><dd>${r?.opted_out_at ? html`${timeText(r.opted_out_at)}, from ${r.opt_out_source}` : 'None'}</dd>
+<dt>Consent</dt><dd>${r?.consented_at ? html`${timeText(r.consented_at, zone)}, from ${r.consent_source}` : 'None recorded'}</dd>
+<dt>Opt-out</dt><dd>${r?.opted_out_at ? html`${timeText(r.opted_out_at, zone)}, from ${r.opt_out_source}` : 'None'}</dd>
 </dl>
 <div class="actions actions-stack">
 ${action('stop', 'STOP', 'Record an opt-out, as if the customer had texted STOP.')}
@@ -33,7 +33,7 @@ ${action('start', 'START', 'Record an opt-in, as if the customer had texted STAR
 }
 
 /** The consent page (`/settings/consent`): look a number up; its state, with STOP and START. */
-export function consentBody(form: FormState, found: ConsentLookup | null, done: 'stop' | 'start' | null): Html {
+export function consentBody(form: FormState, found: ConsentLookup | null, done: 'stop' | 'start' | null, zone: string): Html {
   return html`<p>A number that texts STOP gets no more texts from you until it texts START. Look a number up to see where its consent and opt-out came from (<code>api:</code> a key, <code>sms:</code> the customer's own text, <code>dispatcher:</code> a user here, <code>cli</code> the console), or record what a customer asked for by phone.</p>
 ${done ? html`<p class="notice notice-ok" role="status">${done === 'stop' ? 'Opt-out recorded: this number gets no more texts.' : 'Opt-in recorded: this number can be texted again.'}</p>` : ''}
 <form method="get" action="/settings/consent" role="search" class="settings-form" novalidate>
@@ -41,5 +41,5 @@ ${formAlert(form)}
 ${inputField(form, { name: 'phone', label: 'Phone', type: 'tel', autocomplete: 'off', hint: 'Numbers without + are read in your account\'s country.' })}
 <button type="submit">Look up</button>
 </form>
-${found ? result(found) : ''}`
+${found ? result(found, zone) : ''}`
 }

@@ -67,12 +67,12 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
         status = 422
       }
     }
-    return settingsPage({ user, tab: 'consent', title: 'Text consent', body: consentBody(form, found, done), status })
+    return settingsPage({ user, tab: 'consent', title: 'Text consent', body: consentBody(form, found, done, ctx.account.timeZone), status })
   }
 
   const users = (user: SessionUser, ctx: OperationContext, p: { form?: FormState; shown?: ShownPassword; alert?: string; done?: string; status?: number } = {}) =>
     settingsPage({ user, tab: 'users', title: 'Users', status: p.status,
-      body: usersBody({ users: listLogins(ctx), me: user.userId, form: p.form ?? blankForm({ role: 'dispatcher' }), shown: p.shown ?? null, alert: p.alert ?? null, done: p.done ?? null, formKey: randomBase62(24) }) })
+      body: usersBody({ users: listLogins(ctx), me: user.userId, form: p.form ?? blankForm({ role: 'dispatcher' }), shown: p.shown ?? null, alert: p.alert ?? null, done: p.done ?? null, formKey: randomBase62(24), zone: ctx.account.timeZone }) })
   /** The form's own idempotency key, when it is one the users page made (its 24 characters, then which form; `form` may come from the URL, so it is compared, never made a pattern). */
   const formKeyOf = (f: FormFields, form: string) => {
     const key = field(f, 'idempotency_key')
@@ -144,7 +144,7 @@ export function settingsRoutes(session: SessionPlugin, deps: RouteDeps) {
         return seeOther(`/settings/consent?phone=${encodeURIComponent(phone)}&done=${params.change}`)
       } catch (err) {
         if (!isRefusal(err)) throw err
-        return settingsPage({ user, tab: 'consent', title: 'Text consent', status: 422, body: consentBody(refusedForm(err, { phone: typed }), null, null) })
+        return settingsPage({ user, tab: 'consent', title: 'Text consent', status: 422, body: consentBody(refusedForm(err, { phone: typed }), null, null, ctx.account.timeZone) })
       }
     }, { ...owner(), accepts: FORM(4) })
 

@@ -31,8 +31,8 @@ export function savedNotice(text: string | null): Html | '' {
   return text ? html`<p class="notice notice-ok" role="status">${text}</p>` : ''
 }
 
-/** A time as the Settings pages show it: to the minute in the reader's time zone (the dashboard script; UTC without it), machine-readable in `datetime`. */
-export function timeText(iso: string | null, never = 'Never'): Html | string {
+/** A time as the Settings pages show it: to the minute in the company's time zone (`zone`), machine-readable in `datetime`. */
+export function timeText(iso: string | null, zone: string, never = 'Never'): Html | string {
   if (!iso) return never
-  return timeTag(iso, { local: true })
+  return timeTag(iso, zone)
 }

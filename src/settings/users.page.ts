@@ -22,7 +22,7 @@ function shown(p: ShownPassword): Html {
 </div>`
 }
 
-function row(u: UserRow, me: string, formKey: string): Html {
+function row(u: UserRow, me: string, formKey: string, zone: string): Html {
   const self = u.id === me
   const disabled = u.disabledAt !== null
   // Each form carries its own key: reloading the answer of Reset password resets nothing again.
@@ -32,13 +32,13 @@ function row(u: UserRow, me: string, formKey: string): Html {
 <td>${u.email}</td>
 <td>${u.role}</td>
 <td>${disabled ? 'Disabled' : 'Active'}</td>
-<td>${timeText(iso(u.lastLoginAt))}</td>
+<td>${timeText(iso(u.lastLoginAt), zone)}</td>
 <td><div class="actions">${self ? html`<span class="muted">You</span>` : disabled ? action('enable', 'Enable') : action('disable', 'Disable', 'button-danger')}${action('password', 'Reset password', 'button-secondary')}</div></td>
 </tr>`
 }
 
 /** The users page (`/settings/users`): the account's logins with their actions, then Add user. */
-export function usersBody(p: { users: UserRow[]; me: string; form: FormState; shown: ShownPassword | null; alert: string | null; done: string | null; formKey: string }): Html {
+export function usersBody(p: { users: UserRow[]; me: string; form: FormState; shown: ShownPassword | null; alert: string | null; done: string | null; formKey: string; zone: string }): Html {
   return html`${p.shown ? shown(p.shown) : ''}
 ${p.done ? html`<p class="notice notice-ok" role="status">${p.done}</p>` : ''}
 <div class="form-alert" role="alert">${p.alert ?? ''}</div>
@@ -48,7 +48,7 @@ ${p.done ? html`<p class="notice notice-ok" role="status">${p.done}</p>` : ''}
 <table class="users-table" aria-labelledby="logins">
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Last sign-in</th><th scope="col">Actions</th></tr></thead>
 <tbody>
-${p.users.map((u) => row(u, p.me, p.formKey))}
+${p.users.map((u) => row(u, p.me, p.formKey, p.zone))}
 </tbody>
 </table>
 </div>

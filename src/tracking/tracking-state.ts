@@ -15,6 +15,7 @@ import { isFinished, type JobStatus } from '../jobs/job-status'
 import type { JobRow } from '../jobs/job.view'
 import { iso } from '../platform/clock'
 import { findUnit, positionOf } from '../units/unit.queries'
+import { usableTimeZone } from '../platform/time-zone'
 import { STATUS_LABELS } from '../dashboard/labels'
 
 /** The steps of a run, in order: what the page lists with the current one marked. */
@@ -37,7 +38,8 @@ export interface TrackingStep {
 /** Everything the tracking page shows (see the top of this file). */
 export interface TrackingState {
   object: 'tracking'
-  company: { name: string; phone: string | null }
+  /** The towing company: its name, its phone, and its time zone (IANA), where the page shows times. */
+  company: { name: string; phone: string | null; time_zone: string }
   status: JobStatus
   status_label: string
   /** The run's steps; a cancelled or GOA job ends with that status as the current step. */
@@ -119,7 +121,7 @@ export function readTrackingState(db: Db, job: JobRow, opts: { trackingPath: str
   const invoice = findPayableInvoice(db, job)
   return {
     object: 'tracking',
-    company: { name: account?.name ?? 'Your towing company', phone: account?.phone ?? null },
+    company: { name: account?.name ?? 'Your towing company', phone: account?.phone ?? null, time_zone: usableTimeZone(account?.timeZone ?? 'UTC') },
     status,
     status_label: STATUS_LABELS[status],
     steps: stepsOf(status, m as Record<string, number | null | undefined>),

@@ -27,9 +27,9 @@ export interface TrackingPageExtras {
 /** The longest message kept from the tracking page. */
 export const MESSAGE_MAX = 1000
 
-/** A time for people: the UTC instant in `datetime`, shown in the phone's zone by the page's script. */
-function time(isoText: string): Html {
-  return timeTag(isoText, { local: true })
+/** A time for people, in the company's time zone with its abbreviation (the customer is stranded where it works); the UTC instant in `datetime`. */
+function time(s: TrackingState, isoText: string): Html {
+  return timeTag(isoText, s.company.time_zone)
 }
 
 /** The live part: everything that changes with the job. Swapped whole by the page's script. */
@@ -38,9 +38,9 @@ export function liveHtml(s: TrackingState): Html {
   const steps = s.steps.map((step) => html`<li${attrs({ class: `step step-${step.state}`, 'aria-current': step.state === 'current' ? 'step' : undefined })}>${step.label}</li>`)
   const facts: Html[] = []
   if (s.unit) facts.push(html`<div><dt>Truck</dt><dd>${s.unit.name}</dd></div>`)
-  if (s.eta_at) facts.push(html`<div><dt>Expected</dt><dd>${time(s.eta_at)}</dd></div>`)
+  if (s.eta_at) facts.push(html`<div><dt>Expected</dt><dd>${time(s, s.eta_at)}</dd></div>`)
   if (s.destination && !ended) facts.push(html`<div><dt>Going to</dt><dd>${s.destination}</dd></div>`)
-  if (s.dropped_off_at) facts.push(html`<div><dt>Dropped off</dt><dd>${time(s.dropped_off_at)}</dd></div>`)
+  if (s.dropped_off_at) facts.push(html`<div><dt>Dropped off</dt><dd>${time(s, s.dropped_off_at)}</dd></div>`)
   return html`<section class="track-section" aria-labelledby="h-status">
 <h2 id="h-status">Status: ${s.status_label}</h2>
 <p class="${ended ? 'notice track-next' : 'track-next'}">${s.next}</p>
@@ -48,7 +48,7 @@ export function liveHtml(s: TrackingState): Html {
 ${facts.length ? html`<dl class="facts track-facts">${facts}</dl>` : ''}
 ${s.invoice ? html`<p class="track-pay">Invoice ${s.invoice.number}: ${dollarsText(s.invoice.total_cents)}${s.invoice.amount_due_cents < s.invoice.total_cents ? `, ${dollarsText(s.invoice.amount_due_cents)} still due` : ''}. <a class="button" href="${s.invoice.pay_path}">Pay</a></p>` : ''}
 </section>
-${s.notes.length ? html`<section class="track-section" aria-labelledby="h-notes"><h2 id="h-notes">Notes from ${s.company.name}</h2><ul class="notes">${s.notes.map((n) => html`<li><p>${n.text}</p><p class="muted">${time(n.created_at)}</p></li>`)}</ul></section>` : ''}`
+${s.notes.length ? html`<section class="track-section" aria-labelledby="h-notes"><h2 id="h-notes">Notes from ${s.company.name}</h2><ul class="notes">${s.notes.map((n) => html`<li><p>${n.text}</p><p class="muted">${time(s, n.created_at)}</p></li>`)}</ul></section>` : ''}`
 }
 
 /** Which rating part is shown (the script swaps it only when this changes, so typing is kept). */

@@ -96,7 +96,7 @@ describe('the page and its state, per status', () => {
         expect(page.text).toMatch(/id="truck-map"[^>]*hidden/)
       }
       if (unit) expect(state.unit).toEqual({ name: unit.name })
-      expect(state.company).toEqual({ name: 'Joe & Sons Towing', phone: '+15035550100' })
+      expect(state.company).toEqual({ name: 'Joe & Sons Towing', phone: '+15035550100', time_zone: 'UTC' })
       expect(page.text).toContain('href="tel:+15035550100"')
       if (status === 'towing') {
         expect(state.next).toBe("Your vehicle is on the truck, going to Joe's Garage, 1200 SE Grand Ave.")

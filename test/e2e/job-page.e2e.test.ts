@@ -294,6 +294,35 @@ describe('the job page in Chromium', () => {
     await page.context().close()
   }, 30_000)
 
+  test("times are the company's, with its zone, whatever the dispatcher's computer is set to: the job page says what the jobs list says, and the hour a fall-back day has twice reads apart", async () => {
+    const zone = (z: string) => expect(cli(folder.bin, ['accounts', 'update', '--time-zone', z], { cwd: folder.dir }).code).toBe(0)
+    zone('America/Los_Angeles')
+    try {
+      // 08:30Z and 09:30Z on 2026-11-01 are both 01:30 in Los Angeles: daylight time, then standard time.
+      const first = (await api('POST', '/jobs', { customer: { name: 'Early Ed' }, pickup: { location: 'SW Barbur Blvd' }, eta_at: '2026-11-01T08:30:00Z' })).body
+      const second = (await api('POST', '/jobs', { customer: { name: 'Later Lou' }, pickup: { location: 'SW Barbur Blvd' }, eta_at: '2026-11-01T09:30:00Z' })).body
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'Asia/Tokyo', locale: 'ja-JP' })
+      const page = await context.newPage()
+      await page.goto(`${base}/login`)
+      await page.getByLabel('Email', { exact: true }).fill(DISPATCHER.email)
+      await page.getByLabel('Password', { exact: true }).fill(DISPATCHER.password)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await page.waitForURL(`${base}/board`)
+      const fact = (name: string) => page.locator('dt', { hasText: new RegExp(`^${name}$`) }).locator('xpath=following-sibling::dd[1]').textContent()
+      await page.goto(`${base}/jobs/${first.id}`)
+      expect(await fact('ETA')).toBe('2026-11-01 01:30 PDT')
+      const created = await fact('Created')
+      expect(created).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d P[SD]T$/)
+      await page.goto(`${base}/jobs/${second.id}`)
+      expect(await fact('ETA')).toBe('2026-11-01 01:30 PST')
+      await page.goto(`${base}/jobs?q=${encodeURIComponent('Early Ed')}`)
+      expect(await page.locator('tr', { hasText: 'Early Ed' }).locator('td').first().textContent()).toBe(created)
+      await context.close()
+    } finally {
+      zone('UTC')
+    }
+  }, 30_000)
+
   test('the job page passes axe-core and fits a 360 px phone', async () => {
     const made = await api('POST', '/jobs', { customer: { name: 'Axe Alice', phone: '503-555-0150', sms_consent: true }, pickup: { location: 'A very long pickup description on the shoulder of the interstate near the bridge' } })
     await api('POST', `/jobs/${made.body.id}/assign`, { unit_id: unit })

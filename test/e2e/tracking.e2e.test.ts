@@ -147,6 +147,39 @@ describe('the tracking page in Chromium, at a phone\'s size', () => {
     await context.close()
   }, 30_000)
 
+  test("the expected time is the company's, with its zone, on a phone in another zone and without JavaScript; the hour a fall-back day has twice reads apart; a cleared time is said", async () => {
+    const zone = (z: string) => expect(cli(folder.bin, ['accounts', 'update', '--time-zone', z], { cwd: folder.dir }).code).toBe(0)
+    zone('America/Los_Angeles')
+    try {
+      const job = await newJob()
+      expect((await api('POST', `/jobs/${job.id}/assign`, { unit_id: unit.id })).status).toBe(200)
+      // 08:30Z and 09:30Z on 2026-11-01 are both 01:30 in Los Angeles: first in daylight time, then in standard time.
+      expect((await api('PATCH', `/jobs/${job.id}`, { eta_at: '2026-11-01T08:30:00Z' })).status).toBe(200)
+      const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, timezoneId: 'Asia/Tokyo', locale: 'ja-JP' })
+      const page = await context.newPage()
+      await page.goto(job.tracking_url)
+      const expected = page.locator('.track-facts div', { has: page.locator('dt', { hasText: 'Expected' }) }).locator('dd')
+      expect(await expected.textContent()).toBe('2026-11-01 01:30 PDT')
+      await page.locator('#live-status').filter({ hasText: 'updates itself' }).waitFor()
+      expect((await api('PATCH', `/jobs/${job.id}`, { eta_at: '2026-11-01T09:30:00Z' })).status).toBe(200)
+      await page.locator('.track-facts dd', { hasText: '2026-11-01 01:30 PST' }).waitFor()
+      await page.locator('#live-status', { hasText: 'Expected: 2026-11-01 01:30 PST.' }).waitFor()
+      expect((await api('PATCH', `/jobs/${job.id}`, { eta_at: null })).status).toBe(200)
+      await page.locator('#live-status', { hasText: 'No expected time for now.' }).waitFor()
+      expect(await expected.count()).toBe(0)
+      await context.close()
+      // Without a script (or before it runs on a slow phone), the same words.
+      expect((await api('PATCH', `/jobs/${job.id}`, { eta_at: '2026-11-01T08:30:00Z' })).status).toBe(200)
+      const plain = await browser.newContext({ viewport: PHONE, javaScriptEnabled: false, timezoneId: 'Pacific/Auckland' })
+      const noScript = await plain.newPage()
+      await noScript.goto(job.tracking_url)
+      expect(await noScript.locator('.track-facts dd time').textContent()).toBe('2026-11-01 01:30 PDT')
+      await plain.close()
+    } finally {
+      zone('UTC')
+    }
+  }, 30_000)
+
   test('Share my location (geolocation granted) and Message + Send land on the timeline with actor customer', async () => {
     const job = await newJob()
     const { context, page } = await phonePage({ geolocation: true })
