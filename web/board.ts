@@ -28,8 +28,13 @@ function saveUnopened(ids: Set<string>) {
   try { localStorage.setItem(NEW_KEY, JSON.stringify([...ids].slice(-200))) } catch {}
 }
 
+// Ages are counted on the server's clock (the board's data-now, when the page was drawn), not this
+// computer's: a PC clock hours off would otherwise show every job as just in, or days old.
+const serverNow = Number(document.getElementById('board')?.dataset.now)
+const clockSkew = Number.isFinite(serverNow) && serverNow > 0 ? serverNow - Date.now() : 0
+
 function ageText(fromIso: string): string {
-  const min = Math.max(0, Math.floor((Date.now() - Date.parse(fromIso)) / 60_000))
+  const min = Math.max(0, Math.floor((Date.now() + clockSkew - Date.parse(fromIso)) / 60_000))
   if (min < 60) return `${min} min`
   const h = Math.floor(min / 60)
   if (h < 24) return `${h} h ${String(min % 60).padStart(2, '0')} min`

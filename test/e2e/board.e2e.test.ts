@@ -69,6 +69,16 @@ describe('the dispatch board in Chromium', () => {
     await b.context().close()
   }, 30_000)
 
+  test("a card's age is counted on the server's clock: a dispatcher's PC three hours fast still shows a job just made as 0 min", async () => {
+    const made = (await api('POST', '/jobs', { customer: { name: 'Clock Carla' }, pickup: { location: 'Exit 5' } })).body
+    const page = await signIn(DISPATCHER)
+    await page.clock.install({ time: Date.now() + 3 * 3600_000 })
+    await page.goto(`${base}/board`)
+    await page.waitForFunction(() => document.getElementById('live-status')?.textContent?.startsWith('Live'))
+    expect(await card(page, 'confirmed', made.id).locator('.card-age').innerText()).toMatch(/^[01] min$/)
+    await page.context().close()
+  }, 30_000)
+
   test('a job arriving while the board is open stands out, marked New and announced, until its page is opened', async () => {
     const old = (await api('POST', '/jobs', { customer: { name: 'Old Olga' }, pickup: { location: 'Exit 1' } })).body
     const page = await signIn(OWNER)
