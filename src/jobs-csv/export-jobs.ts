@@ -62,11 +62,13 @@ export interface ExportWindowInput { since?: string; until?: string; statuses?: 
 /** Reads the console's window (ISO times, or days starting at midnight in the company's `zone`; statuses by name or comma list); 422 naming each bad one. */
 export function readExportWindow(input: ExportWindowInput, zone: string): ExportWindow {
   const problems: { path: string; message: string }[] = []
-  const time = (path: string, raw: string | undefined) => {
+  // A day is all of that day where the company works, as the jobs list's From and To: since its
+  // midnight, until the next one (a time is taken as it is: until is the first instant left out).
+  const time = (path: 'since' | 'until', raw: string | undefined) => {
     if (raw === undefined) return undefined
     const day = readDay(raw.trim())
-    const ms = day ? startOfDayIn(...day, zone) : readIsoTime(raw.trim())
-    if (ms === null) problems.push({ path, message: `must be an ISO 8601 time with a zone, such as 2026-11-21T09:30:00Z, or a day, 2026-11-21 (from midnight in ${zone})` })
+    const ms = day ? startOfDayIn(day[0], day[1], day[2] + (path === 'until' ? 1 : 0), zone) : readIsoTime(raw.trim())
+    if (ms === null) problems.push({ path, message: `must be an ISO 8601 time with a zone, such as 2026-11-21T09:30:00Z, or a day, 2026-11-21 (the whole day in ${zone})` })
     return ms ?? undefined
   }
   const since = time('since', input.since)

@@ -91,9 +91,9 @@ const jobsExport: Command = {
 
 Writes the account's jobs as CSV (docs/csv.md), newest first, archived ones included: the columns
 the import reads, so a file exported here imports elsewhere as the same jobs. --since and --until
-take ISO 8601 times with a zone (2026-11-21T09:30:00Z) or days (2026-11-21, from midnight in the
-company's time zone, see accounts update --time-zone): jobs
-created at or after --since and before --until. --status S picks statuses (repeat it, or a comma
+take ISO 8601 times with a zone (2026-11-21T09:30:00Z) or days (2026-11-21, the whole day in the
+company's time zone, see accounts update --time-zone): jobs created at or after --since and
+before --until, or on the --until day (--since 2026-11-21 --until 2026-11-21 is that one day). --status S picks statuses (repeat it, or a comma
 list). Without --out the CSV goes to stdout; --out FILE writes it there, readable by its owner only.`,
   options: { db: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, status: { type: 'string', multiple: true }, account: { type: 'string' }, out: { type: 'string' } },
   positionals: 0,

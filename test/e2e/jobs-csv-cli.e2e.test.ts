@@ -120,7 +120,7 @@ describe('towline jobs export', () => {
     expect(lines.length).toBe(2)
     expect(lines[1]).toContain("LIVE-1,cancelled,")
     expect(lines[1]).toContain("'+15035550100")
-    const window = run(['jobs', 'export', '--since', '2026-03-02T00:00:00Z', '--until', '2026-03-03', '--status', 'completed,cancelled'])
+    const window = run(['jobs', 'export', '--since', '2026-03-02T00:00:00Z', '--until', '2026-03-02', '--status', 'completed,cancelled'])
     const created = readRecords(window.stdout.replace(/^\ufeff/, ''), ',').slice(1).map((r) => r.cells[3]!)
     expect(created.length).toBeGreaterThan(1)
     for (const at of created) expect(at.startsWith('2026-03-02T')).toBe(true)
@@ -149,7 +149,9 @@ describe('towline jobs export', () => {
     // 14:05 in Portland on 2 and 3 March (22:05 UTC) is already 12:05 the next day in Kiritimati (UTC+14).
     expect(run(['jobs', 'import', file('island.csv', csvText(BASIC_HEADER, [completedRow(7001), completedRow(7002)])), '--account', island]).code).toBe(0)
     const refs = (args: string[]) => readRecords(run(['jobs', 'export', '--account', island, ...args]).stdout.replace(/^\ufeff/, ''), ',').slice(1).map((r) => r.cells[1])
-    expect(refs(['--since', '2026-03-03', '--until', '2026-03-04'])).toEqual(['HIST-7001'])
+    // A day given to --until is included, as the jobs list's To: 3 March alone, then 3 and 4 March.
+    expect(refs(['--since', '2026-03-03', '--until', '2026-03-03'])).toEqual(['HIST-7001'])
+    expect(refs(['--since', '2026-03-03', '--until', '2026-03-04'])).toEqual(['HIST-7002', 'HIST-7001'])
     expect(refs(['--since', '2026-03-04'])).toEqual(['HIST-7002'])
     expect(refs(['--since', '2026-03-02T22:05:00Z', '--until', '2026-03-02T22:05:00.001Z'])).toEqual(['HIST-7001'])
     const bad = run(['accounts', 'create', '--name', 'Nowhere Towing', '--time-zone', 'Mars/Olympus'])
