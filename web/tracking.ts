@@ -95,14 +95,16 @@ function truckMap() {
 }
 
 /** What the live part says that a customer should hear of when it changes: the notes and the expected time. */
-function liveFacts(live: Element): { notes: string[]; expected: string } {
+/** The live part's notes, and its expected time: the instant (compared) and its words (said). */
+function liveFacts(live: Element): { notes: string[]; expected: string; expectedAt: string } {
   const notes = [...live.querySelectorAll('.notes li > p:first-child')].map((p) => p.textContent?.trim() ?? '')
-  const expected = [...live.querySelectorAll('dt')].find((dt) => dt.textContent?.trim() === 'Expected')?.nextElementSibling?.textContent?.trim() ?? ''
-  return { notes: [...new Set(notes)], expected }
+  const dd = [...live.querySelectorAll('dt')].find((dt) => dt.textContent?.trim() === 'Expected')?.nextElementSibling
+  // The same instant shown in another zone (the company changed its own) is no news.
+  return { notes: [...new Set(notes)], expected: dd?.textContent?.trim() ?? '', expectedAt: dd?.querySelector('time')?.dateTime ?? '' }
 }
-function liveNews(before: { notes: string[]; expected: string }, after: { notes: string[]; expected: string }): string {
+function liveNews(before: ReturnType<typeof liveFacts>, after: ReturnType<typeof liveFacts>): string {
   const added = after.notes.filter((n) => !before.notes.includes(n))
-  const expected = after.expected === before.expected ? '' : after.expected ? `Expected: ${after.expected}.` : 'No expected time for now.'
+  const expected = after.expectedAt === before.expectedAt ? '' : after.expected ? `Expected: ${after.expected}.` : 'No expected time for now.'
   return [added.length ? `New note: ${added.join(' ')}` : '', expected].filter(Boolean).join(' ')
 }
 

@@ -11,6 +11,7 @@ import type { JobPageData, PageEvent } from './job-page.data'
 import { STATUS_LABELS } from './labels'
 import { vehicleLine } from './board.page'
 import { dollarsText } from '../platform/money'
+import { localTimeText } from '../platform/time-zone'
 import { invoicesSection, type InvoiceSectionState } from '../invoices/invoice.page'
 import { commercialAccountSelect } from '../commercial-accounts/commercial-account-select'
 import { goaPackLink } from '../goa/goa.page'
@@ -268,8 +269,8 @@ function who(d: JobPageData, e: PageEvent): string {
   return name ? `${e.actor} (${name})` : e.actor
 }
 
-/** What an event did, in a few words. */
-function eventText(e: PageEvent): string {
+/** What an event did, in a few words (a time in it in the company's zone, as every time on the page). */
+function eventText(d: JobPageData, e: PageEvent): string {
   switch (e.type) {
     case 'job.status_changed': return `${label(e.from ?? '')} → ${label(e.to ?? '')}${e.detail.cancel_reason ? `: ${String(e.detail.cancel_reason)}` : ''}`
     case 'job.assigned': return `Assigned to ${String((e.detail.unit as { name?: string } | undefined)?.name ?? '')}`
@@ -278,7 +279,7 @@ function eventText(e: PageEvent): string {
     case 'job.note_added': return `Note: ${String(e.detail.text ?? '')}`
     case 'job.reopened': return `Reopened: ${String(e.detail.reason ?? '')}`
     case 'job.updated': return `Changed ${((e.detail.fields as string[] | undefined) ?? []).join(', ')}`
-    case 'job.eta_updated': return `ETA ${String(e.detail.eta_at ?? 'cleared')}`
+    case 'job.eta_updated': return typeof e.detail.eta_at === 'string' && Number.isFinite(Date.parse(e.detail.eta_at)) ? `ETA ${localTimeText(Date.parse(e.detail.eta_at), d.zone)}` : 'ETA cleared'
     case 'job.customer_message': return `Customer wrote${e.detail.via === 'tracking_page' ? ' on the tracking page' : e.detail.via === 'sms' ? ' by text' : ''}: ${String(e.detail.text ?? '')}`
     case 'job.customer_located': return `Customer shared their location: ${Number(e.detail.lat).toFixed(5)}, ${Number(e.detail.lng).toFixed(5)}${e.detail.accuracy_m == null ? '' : ` (within ${Math.round(Number(e.detail.accuracy_m))} m)`}`
     case 'job.rating_received': return `Customer rated the job ${String(e.detail.rating ?? '')} out of 5${e.detail.comment ? `: ${String(e.detail.comment)}` : ''}`
@@ -296,7 +297,7 @@ function timelineSection(d: JobPageData): Html {
   for (const t of d.texts) if (t.event_id) textsBy.set(t.event_id, [...(textsBy.get(t.event_id) ?? []), t])
   const loose = d.texts.filter((t) => !t.event_id || !d.events.some((e) => e.id === t.event_id))
   const textItem = (t: (typeof d.texts)[number]) => html`<li class="text-item" data-text-status="${t.status}">Text to ${t.recipient}${t.to ? html` ${t.to}` : ''}: <strong>${t.status}</strong>${t.skip_reason ? ` (${t.skip_reason})` : ''}${t.error ? ` (${t.error})` : ''}<br><span class="text-body">${t.body}</span></li>`
-  const items = [...d.events].reverse().map((e) => html`<li data-event-type="${e.type}"><p><span class="event-type">${e.type}</span> ${eventText(e)}</p><p class="meta">${who(d, e)} · ${time(d, e.created_at)}</p>${textsBy.has(e.id) ? html`<ul class="texts">${textsBy.get(e.id)!.map(textItem)}</ul>` : ''}</li>`)
+  const items = [...d.events].reverse().map((e) => html`<li data-event-type="${e.type}"><p><span class="event-type">${e.type}</span> ${eventText(d, e)}</p><p class="meta">${who(d, e)} · ${time(d, e.created_at)}</p>${textsBy.has(e.id) ? html`<ul class="texts">${textsBy.get(e.id)!.map(textItem)}</ul>` : ''}</li>`)
   return html`<section class="job-section job-timeline"><h2 id="h-timeline">Timeline</h2>
 <ol class="timeline" reversed>${items}</ol>
 ${loose.length ? html`<h3>Other texts</h3><ul class="texts">${loose.map(textItem)}</ul>` : ''}

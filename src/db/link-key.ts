@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto'
-import { existsSync, unlinkSync } from 'node:fs'
+import { existsSync, rmSync, unlinkSync } from 'node:fs'
+import { isPostgresUrl } from './location'
 import { hasTable, type Db } from './client'
 import { loadKeyFile, SealKeyError, unseal } from '../platform/sealed'
 
@@ -65,6 +66,16 @@ export function recordLinkKey(db: Db, path: string, opened: { key: Buffer; creat
   if (recordedCheck(db) === check) return
   if (opened.created && existsSync(path)) unlinkSync(path)
   throw new SealKeyError(FOREIGN(path))
+}
+
+/** Whether `location` names a SQLite file that does not exist yet: a start that makes it and is then refused removes it (removeNewDatabase). */
+export function isNewDatabaseFile(location: string): boolean {
+  return !isPostgresUrl(location) && !existsSync(location)
+}
+
+/** Removes a SQLite database this process made and then refused to use (its key could not be made, its migrations failed): nothing half-made is left. */
+export function removeNewDatabase(location: string): void {
+  for (const file of [location, `${location}-wal`, `${location}-shm`]) rmSync(file, { force: true })
 }
 
 /**

@@ -76,7 +76,7 @@ export function readExportWindow(input: ExportWindowInput, zone: string): Export
   const statuses = (input.statuses ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)
   const bad = statuses.filter((s) => !isStatus(s))
   if (bad.length) problems.push({ path: 'status', message: `${bad.join(', ')} ${bad.length > 1 ? 'are not statuses' : 'is not a status'}: use ${STATUSES.join(', ')}` })
-  if (since !== undefined && until !== undefined && until <= since) problems.push({ path: 'until', message: 'must be later than since' })
+  if (since !== undefined && until !== undefined && until <= since) problems.push({ path: 'until', message: 'must be later than --since' })
   if (problems.length) throw validationFailed(problems)
   return { since, until, statuses }
 }

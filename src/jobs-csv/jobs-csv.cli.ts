@@ -1,4 +1,5 @@
 import { closeSync, fchmodSync, fstatSync, openSync, readSync, writeSync } from 'node:fs'
+import { isatty } from 'node:tty'
 import type { Command } from '../cli/cli'
 import { asUsage, DB_OPTIONS, printJson, UsageError, withDb } from '../cli/cli'
 import { findAccountById } from '../accounts/account.queries'
@@ -17,8 +18,9 @@ function operatorOn(db: Db, links: JobLinks, accountId: string | undefined) {
   return createContextFactory({ db, clock: systemClock, links }).forOperator(account?.id ?? ensureDefaultAccount(db, systemClock).account.id)
 }
 
-/** One problem as the console prints it: `row 3, customer.name: must not be empty`. */
+/** One problem as the console prints it: `row 3, customer.name: must not be empty`; what came from the file can hold no terminal control characters (they are written \u001b). */
 export const errorLine = (e: RowError) => `${e.row === null ? 'file' : `row ${e.row}`}${e.column ? `, ${e.column}` : ''}: ${e.message}`
+  .replace(/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`)
 
 /**
  * Reads the file for an import, or says it is too large without reading past the limit. `-` is
@@ -27,6 +29,7 @@ export const errorLine = (e: RowError) => `${e.row === null ? 'file' : `row ${e.
 function readImportFile(path: string): Uint8Array | RowError {
   let fd: number
   try { fd = path === '-' ? 0 : openSync(path, 'r') } catch { throw new UsageError(`cannot read ${path}`) }
+  if (fd === 0 && isatty(0)) process.stderr.write('Reading the CSV from standard input: paste it, then press Ctrl-D (or give a file instead of -).\n')
   try {
     const stat = fstatSync(fd)
     if (stat.isDirectory()) throw new UsageError(`cannot read ${path}: it is a folder`)

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path'
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 
 /** A key file that is missing or does not hold a key; main prints it and exits 2. */
 export class SealKeyError extends Error {}
@@ -69,6 +69,7 @@ export function loadKeyFile(path: string, opts: { create: boolean }): { key: Buf
     writeKeyFile(path, key)
     return { key, created: true }
   }
+  if (statSync(path).isDirectory()) throw new SealKeyError(`${path} is a folder, not a key file (TOWLINE_LINK_KEY_FILE names the file itself)`)
   const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64')
   if (key.length !== 32) throw new SealKeyError(`${path} does not hold a Towline key (32 bytes, base64)`)
   return { key, created: false }

@@ -12,7 +12,7 @@ export interface TrackingClient {
   close(): void
 }
 
-/** What a token's stream is sent now: its state message (`id` the given position), or the last message of a dead link. */
+/** What a token's stream is sent now: its state message (`id` its job's event count), or the last message of a dead link. */
 export type TrackingMessage = { state: Uint8Array } | { gone: Uint8Array }
 
 /**
@@ -31,8 +31,8 @@ export class TrackingHub {
   constructor(private readonly deps: {
     db: Db
     bus: JobEventBus
-    /** The message for a token at a stream position (the state read now, or `gone`). */
-    messageFor: (token: string, position: number) => TrackingMessage
+    /** The message for a token now (its state, or `gone`). */
+    messageFor: (token: string) => TrackingMessage
     /** The message of a dead link, or null while it lives (asked at each heartbeat: links expire with time). */
     goneFor: (token: string) => Uint8Array | null
     /** Seconds between heartbeats (pages/sse.ts heartbeatTicks). */
@@ -40,12 +40,16 @@ export class TrackingHub {
     logger?: Logger
     isDraining?: () => boolean
   }) {
-    this.latest = deps.db.$client.prepare<{ p: number | null }, [string]>('SELECT MAX(position) AS p FROM job_events WHERE job_id = ?')
+    this.latest = deps.db.$client.prepare<{ p: number | null }, [string]>('SELECT event_seq AS p FROM jobs WHERE id = ?')
   }
 
-  /** The newest committed event's position: what a page rendered now resumes after. */
-  get position(): number {
-    return this.deps.bus.position
+  /**
+   * A job's position in its tracking stream: its own event count, which a page rendered now
+   * resumes after (never the service-wide event position: a tracking link must not tell how
+   * busy the company is).
+   */
+  positionOf(jobId: string): number {
+    return this.latest.get(jobId)?.p ?? 0
   }
 
   /** Number of pages connected. */
@@ -56,15 +60,13 @@ export class TrackingHub {
   }
 
   /**
-   * Connects a page. Given `after` (the position its state was read at, or its Last-Event-ID),
-   * a job that changed since is sent its state at once. Returns the function that disconnects it.
+   * Connects a page. Given `after` (the job's event count its state was read at, or its
+   * Last-Event-ID), a job that changed since is sent its state at once. Returns the function that
+   * disconnects it.
    */
   connect(client: TrackingClient, after: number | null): () => void {
     this.listen()
-    if (after !== null) {
-      const newest = this.latest.get(client.jobId)?.p ?? 0
-      if (newest > after && !this.deliver(client.token, newest, [client])) return () => {}
-    }
+    if (after !== null && this.positionOf(client.jobId) !== after && !this.deliver(client.token, [client])) return () => {}
     let set = this.byJob.get(client.jobId)
     if (!set) this.byJob.set(client.jobId, (set = new Set()))
     set.add(client)
@@ -105,16 +107,16 @@ export class TrackingHub {
     if (!set) return
     const byToken = new Map<string, TrackingClient[]>()
     for (const c of set) byToken.set(c.token, [...(byToken.get(c.token) ?? []), c])
-    for (const [token, clients] of byToken) this.deliver(token, e.position, clients)
+    for (const [token, clients] of byToken) this.deliver(token, clients)
   }
 
   /** Sends a token's message to its clients; false (and the streams ended) when the link is dead. */
-  private deliver(token: string, position: number, clients: TrackingClient[]): boolean {
+  private deliver(token: string, clients: TrackingClient[]): boolean {
     let m: TrackingMessage
     try {
-      m = this.deps.messageFor(token, position)
+      m = this.deps.messageFor(token)
     } catch (err) {
-      this.deps.logger?.error({ err, position }, 'the tracking stream could not read its state')
+      this.deps.logger?.error({ err }, 'the tracking stream could not read its state')
       return true
     }
     if ('state' in m) {

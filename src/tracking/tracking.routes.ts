@@ -53,16 +53,18 @@ const numberOf = (raw: string) => (raw.trim() === '' ? NaN : Number(raw.trim()))
  */
 export function trackingRoutes(deps: RouteDeps) {
   const path = (token: string) => `/t/${token}`
-  const stateOf = (token: string, job: JobRow, position = hub.position): TrackingState =>
-    readTrackingState(deps.db, job, { trackingPath: path(token), streamPosition: position })
+  // The stream's positions are the job's own event count, never the service-wide event position:
+  // a tracking link must not tell how busy the company is.
+  const stateOf = (token: string, job: JobRow): TrackingState =>
+    readTrackingState(deps.db, job, { trackingPath: path(token), streamPosition: job.eventSeq })
   const customer = (job: JobRow) => deps.contexts.forCustomer({ accountId: job.accountId, jobId: job.id })
 
-  const messageFor = (token: string, position: number): TrackingMessage => {
+  const messageFor = (token: string): TrackingMessage => {
     const found = lookUpTracking(deps, token)
     if (!found || !('job' in found)) return { gone: goneMessage(found?.gone ?? 'This tracking link no longer works.') }
-    const state = stateOf(token, found.job, position)
+    const state = stateOf(token, found.job)
     const data = JSON.stringify({ state, live_html: liveHtml(state).text, rating_html: ratingHtml(state, path(token)).text })
-    return { state: encoder.encode(`id: ${position}\nevent: state\ndata: ${data}\n\n`) }
+    return { state: encoder.encode(`id: ${state.stream_position}\nevent: state\ndata: ${data}\n\n`) }
   }
   const goneFor = (token: string) => {
     const found = lookUpTracking(deps, token)
@@ -164,5 +166,5 @@ function goneMessage(sentence: string): Uint8Array {
 
 /** A tracking page's Server-Sent Events stream: `hello`, the state when it changed since `after`, then each new state; `gone` and the end when the link dies. */
 function trackingStream(hub: TrackingHub, link: { token: string; jobId: string }, request: Request, after: number | null): Response {
-  return sseResponse(request, { position: hub.position, resumed_from: after }, (sink) => hub.connect({ ...link, send: sink.send, close: sink.close }, after))
+  return sseResponse(request, { position: hub.positionOf(link.jobId), resumed_from: after }, (sink) => hub.connect({ ...link, send: sink.send, close: sink.close }, after))
 }

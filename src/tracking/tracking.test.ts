@@ -430,6 +430,26 @@ describe('live', () => {
     await again.cancel()
   })
 
+  test("the stream's positions are the job's own event count, not the service's: other jobs' events move nothing a tracking link shows", async () => {
+    const { job } = await bringTo(api, key, 'dispatched')
+    const path = pathOf(job.tracking_url)
+    const own = () => eventsOf(job.id).then((e) => e.length)
+    const before = await stateOf(job)
+    expect(before.stream_position).toBe(await own())
+    // Busy elsewhere: twenty other jobs and their events.
+    for (let i = 0; i < 20; i++) await makeJob(api, key, { customer: { name: `Other ${i}`, sms_consent: false } })
+    const page = await get(path)
+    expect(page.text).toContain(`data-position="${before.stream_position}"`)
+    expect((await stateOf(job)).stream_position).toBe(before.stream_position)
+    const s = readSse(await api.raw(new Request(`${ORIGIN}${path}/events?after=${before.stream_position}`)))
+    await s.until(() => s.messages.some((m) => m.event === 'hello'))
+    expect(s.messages.find((m) => m.event === 'hello')!.data.position).toBe(before.stream_position)
+    expect((await call(api, key, 'PATCH', `/jobs/${job.id}`, { status: 'en_route' })).status).toBe(200)
+    await s.until(() => s.messages.some((m) => m.event === 'state'))
+    expect(Number(s.messages.find((m) => m.event === 'state')!.id)).toBe(await own())
+    await s.cancel()
+  })
+
   test('a link replaced while its page is open: the stream says so (gone) and ends', async () => {
     const { job } = await bringTo(api, key, 'en_route')
     const s = readSse(await api.raw(new Request(`${ORIGIN}${pathOf(job.tracking_url)}/events`)))

@@ -159,3 +159,11 @@ describe('towline jobs export', () => {
     expect(bad.stderr).toContain('--time-zone must be a time zone name such as America/Los_Angeles')
   })
 })
+
+test('an import error naming what came from the file writes its control characters escaped, never raw to the terminal', () => {
+  const path = file('escapes.csv', `external_ref,customer.name,pickup.location,status,created_at,\u001b[31mred\u0007\n`)
+  const r = run(['jobs', 'import', path, '--dry-run'])
+  expect(r.code).toBe(1)
+  expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
+  expect(r.stdout).toContain('\\u001b[31mred\\u0007')
+})

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, createKeyWithCli, freshFolder, startServer } from '../binary'
 import { TEST_ENGINE } from '../engine'
@@ -190,14 +190,25 @@ fileDescribe('towline backup', () => {
   })
 })
 
-test('a new database whose key file cannot be made (its folder missing, or a file where a folder should be) is refused in one line naming the folder, exit 2', () => {
+test('a new database whose key file cannot be made (its folder missing, a file where a folder should be, a folder named as the file) is refused in one line, exit 2, and no database file is left', async () => {
   const dir = freshFolder()
   try {
     const file = join(dir.dir, 'plain-file')
-    Bun.write(file, 'x')
-    for (const [keyFile, why] of [[join(dir.dir, 'no-such-folder', 'link.key'), `the folder ${join(dir.dir, 'no-such-folder')} does not exist`], [join(file, 'link.key'), `${file} is not a folder`]] as const) {
-      const r = cli(dir.bin, ['migrate', '--db', join(dir.dir, 'new.db')], { cwd: dir.dir, env: { TOWLINE_LINK_KEY_FILE: keyFile } })
-      expect({ code: r.code, lines: lines(r.stderr) }).toEqual({ code: 2, lines: [`towline migrate: cannot create the link key file ${keyFile}: ${why}${why.includes('exist') ? ' (create it, or point TOWLINE_LINK_KEY_FILE elsewhere)' : ''}; nothing was sealed`] })
+    await Bun.write(file, 'x')
+    const folderKey = join(dir.dir, 'a-folder')
+    mkdirSync(folderKey)
+    const cases: [string, string][] = [
+      [join(dir.dir, 'no-such-folder', 'link.key'), `cannot create the link key file ${join(dir.dir, 'no-such-folder', 'link.key')}: the folder ${join(dir.dir, 'no-such-folder')} does not exist (create it, or point TOWLINE_LINK_KEY_FILE elsewhere); nothing was sealed`],
+      [join(file, 'link.key'), `cannot create the link key file ${join(file, 'link.key')}: ${file} is not a folder; nothing was sealed`],
+      [folderKey, `${folderKey} is a folder, not a key file (TOWLINE_LINK_KEY_FILE names the file itself)`],
+    ]
+    const db = join(dir.dir, 'new.db')
+    for (const [keyFile, message] of cases) {
+      for (const command of [['migrate'], ['demo'], ['serve', '--port', '0', '--host', '127.0.0.1']]) {
+        const r = cli(dir.bin, [...command, '--db', db], { cwd: dir.dir, env: { TOWLINE_LINK_KEY_FILE: keyFile } })
+        expect({ code: r.code, lines: lines(r.stderr).filter((l) => !l.startsWith('{')) }).toEqual({ code: 2, lines: [`towline ${command[0]}: ${message}`] })
+        expect([db, `${db}-wal`, `${db}-shm`].filter((f) => existsSync(f))).toEqual([])
+      }
     }
   } finally {
     dir.cleanup()
