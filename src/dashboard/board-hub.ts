@@ -2,6 +2,8 @@ import type { Db } from '../db/client'
 import type { Logger } from '../platform/log'
 import { HEARTBEAT } from '../pages/sse'
 import type { JobLinks } from '../jobs/job-links'
+import { findAccountById } from '../accounts/account.queries'
+import { usableTimeZone } from '../platform/time-zone'
 import type { BusEvent, JobEventBus } from '../jobs/job-event-bus'
 import { jobEventView, toJobEventRow } from '../jobs/job-events'
 import { readJobView } from '../jobs/present-job'
@@ -132,6 +134,11 @@ export class BoardHub {
     for (const m of this.ring) if (m.position > after && visible(client, m)) client.send(m.bytes)
   }
 
+  /** The account's time zone, where a card says its time (read per message: a zone changed in Settings shows on the next card). */
+  private zoneOf(accountId: string): string {
+    return usableTimeZone(findAccountById(this.deps.db, accountId)?.timeZone ?? 'UTC')
+  }
+
   private messageOf(position: number, event: ReturnType<typeof toJobEventRow>, siteId: string): Message {
     let job: JobView | null = null
     try {
@@ -142,7 +149,7 @@ export class BoardHub {
     // The card as the board draws it (the same markup the page was rendered with), or null when
     // the job is not on the board (finished, archived): the board's script only swaps cards.
     const onBoard = job !== null && !job.archived && (BOARD_STATUSES as readonly string[]).includes(job.status)
-    const data = JSON.stringify({ position, event: jobEventView(event), job, card: onBoard ? boardCard(job!, event.createdAt, latestCustomerMessages(this.deps.db, [job!.id]).get(job!.id)) : null })
+    const data = JSON.stringify({ position, event: jobEventView(event), job, card: onBoard ? boardCard(job!, event.createdAt, this.zoneOf(event.accountId), latestCustomerMessages(this.deps.db, [job!.id]).get(job!.id)) : null })
     return { position, accountId: event.accountId, siteId, bytes: encoder.encode(`id: ${position}\nevent: job\ndata: ${data}\n\n`) }
   }
 }

@@ -30,7 +30,7 @@ export function boardRoutes(session: SessionPlugin, deps: RouteDeps) {
 </div>
 <div class="board-layout">
 <div class="board board-columns" id="board" data-position="${position}" data-now="${now}">
-${boardColumns(jobs, now, boardCustomerMessages(ctx, jobs))}
+${boardColumns(jobs, now, ctx.account.timeZone, boardCustomerMessages(ctx, jobs))}
 </div>
 <aside class="board-map" aria-labelledby="map-heading">
 <h2 id="map-heading">Units</h2>
@@ -43,7 +43,7 @@ ${mapView({ label: 'Units on the map', tileUrl: deps.config.tileUrl, places: ros
     .get('/board/state', ({ ctx }) => {
       const position = hub.position
       const jobs = listBoardJobs(ctx)
-      return { position, jobs, columns_html: boardColumns(jobs, deps.clock.now(), boardCustomerMessages(ctx, jobs)) }
+      return { position, jobs, columns_html: boardColumns(jobs, deps.clock.now(), ctx.account.timeZone, boardCustomerMessages(ctx, jobs)) }
     }, { signedIn: 'dispatcher', answers: 'json' })
     .get('/board/units', ({ ctx }) => ({ data: units(ctx) }), { signedIn: 'dispatcher', answers: 'json' })
     .get('/board/events', ({ request, query, user }) => boardStream(hub, request, user, resumeFrom(request, query as Record<string, unknown>), () => sessionIsLive(deps.db, deps.clock, user.sessionId)), { signedIn: 'dispatcher', answers: 'json' })

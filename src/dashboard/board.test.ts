@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { startTestApi, type TestApi } from '../../test/kit'
 import { readSse } from '../../test/sse-reader'
 import { createUser } from '../users/create-user'
+import { updateAccount } from '../accounts/update-account'
 
 let api: TestApi
 let key: string
@@ -53,6 +54,20 @@ describe('the dispatch board', () => {
     const html = await (await page('/board', cookie)).text()
     expect(html).not.toContain(theirs.id)
     expect(html).not.toContain(done.id)
+  })
+
+  test("a card says when its job came in in the company's time zone, on the page and in the stream's card alike", async () => {
+    updateAccount(api.contexts.forOperator(api.accountId), { timeZone: 'America/Los_Angeles' })
+    const cookie = await signedIn()
+    const s = readSse(await page('/board/events', cookie))
+    await s.until((m) => m.some((x) => x.event === 'hello'))
+    const job = await createJob('Jo')
+    // The test clock: 2026-11-21 09:00 UTC is 01:00 in Los Angeles.
+    const title = 'title="Waiting since 2026-11-21 01:00 PST"'
+    expect(await (await page('/board', cookie)).text()).toContain(title)
+    await s.until((m) => m.some((x) => x.data?.job?.id === job.id))
+    expect(s.messages.find((m) => m.data?.job?.id === job.id)!.data.card).toContain(title)
+    await s.cancel()
   })
 
   test('the stream needs a session: 401 in JSON, not a redirect', async () => {
