@@ -4,7 +4,7 @@ import { startCheckpointer } from './db/checkpointer'
 import { describeDatabase } from './db/location'
 import { commandFor } from './cli/cli'
 import { migrateDatabase } from './db/migrate'
-import { isNewDatabaseFile, migrateWithKey, openLinkKey, recordLinkKey, removeNewDatabase } from './db/link-key'
+import { checkLinkKeyPath, migrateWithKey, openLinkKey, recordLinkKey } from './db/link-key'
 import { fillSearchText } from './jobs/fill-search-text'
 import { ensureDefaultAccount } from './accounts/create-account'
 import { createHandler, type AppDeps } from './app'
@@ -75,20 +75,12 @@ export async function serve(given: Config, clock: Clock = systemClock, extra: { 
   const keyFile = restrictKeyToOwner(given.linkKeyFile)
   if (keyFile === 'changed') logger.warn({ file: given.linkKeyFile }, 'the link key file was readable by other users; made it owner-only')
   if (keyFile === 'readable') logger.warn({ file: given.linkKeyFile }, 'the link key file is readable by other users, and this user may not change that: with a copy of the database it opens every job link (chmod 600 it)')
-  const made = isNewDatabaseFile(config.dbPath)
+  checkLinkKeyPath(config.linkKeyFile, config.dbPath)
   const db = writableDatabase(config.dbPath)
-  let opened: ReturnType<typeof openLinkKey>
-  let applied: string[]
-  try {
-    opened = openLinkKey(db, config.linkKeyFile)
-    applied = migrateWithKey(config.linkKeyFile, opened, () => migrateDatabase(db, { linkKey: () => opened.key }))
-    recordLinkKey(db, config.linkKeyFile, opened, clock.now())
-  } catch (err) {
-    // A database this start made and could not key or migrate is not left behind half-made.
-    if (made) { closeDatabase(db); removeNewDatabase(config.dbPath) }
-    throw err
-  }
+  const opened = openLinkKey(db, config.linkKeyFile)
   const { key } = opened
+  const applied = migrateWithKey(config.linkKeyFile, opened, () => migrateDatabase(db, { linkKey: () => key }))
+  recordLinkKey(db, config.linkKeyFile, opened, clock.now())
   if (opened.created) logger.info({ file: config.linkKeyFile }, 'created the link key (keep it with the database: job links are sealed with it)')
   const links = { publicUrl: config.publicUrl, key }
   if (applied.length) logger.info({ applied }, 'migrations applied')

@@ -5,7 +5,7 @@ import { ConfigError, defaultLinkKeyFile, readConfig, type Config } from '../con
 import { openDatabase, closeDatabase, type Db } from '../db/client'
 import { embeddedMigrations, migrateDatabase, pendingMigrations } from '../db/migrate'
 import { embeddedPgMigrations } from '../db/pg/migrate-postgres'
-import { isNewDatabaseFile, migrateWithKey, openLinkKey, recordLinkKey, removeNewDatabase } from '../db/link-key'
+import { checkLinkKeyPath, migrateWithKey, openLinkKey, recordLinkKey } from '../db/link-key'
 import type { JobLinks } from '../jobs/job-links'
 import { AppError } from '../platform/errors'
 import { findAccountById, type AccountRow } from '../accounts/account.queries'
@@ -90,9 +90,8 @@ export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config
   const missing = () => new ConfigError(`no database at ${describeDatabase(config.dbPath)} (nothing was created); to start one run ${selfCommand()} migrate${dbFlag(config)} (serve creates it too), or point --db or TOWLINE_DB at yours`)
   // An empty file is no database either (opening it would write SQLite's header into it).
   if (!create && !isPostgresUrl(config.dbPath) && (!existsSync(config.dbPath) || statSync(config.dbPath).size === 0)) throw missing()
-  const made = create && isNewDatabaseFile(config.dbPath)
+  checkLinkKeyPath(config.linkKeyFile, config.dbPath)
   const db = openDatabase(config.dbPath, { create })
-  let refused = false
   try {
     if (!create) {
       // A database without towline's tables (an empty file, another program's) is the wrong one,
@@ -105,23 +104,16 @@ export async function withDb<T>(values: Record<string, any>, fn: (db: Db, config
         throw new ConfigError(`the database at ${describeDatabase(config.dbPath)} was made by an older towline: ${pending.length} migration${pending.length === 1 ? '' : 's'} to apply (${pending[0]}${pending.length > 1 ? ` to ${pending.at(-1)}` : ''}); nothing was changed. Back it up (${selfCommand()} backup FILE${dbFlag(config)}), then run ${selfCommand()} migrate${dbFlag(config)} (serve also does it)`)
       }
     }
-    let opened: ReturnType<typeof openLinkKey>
+    const opened = openLinkKey(db, config.linkKeyFile)
+    const { key } = opened
     let applied: string[] = []
-    try {
-      opened = openLinkKey(db, config.linkKeyFile)
-      if (!opts.asItIs) {
-        applied = migrateWithKey(config.linkKeyFile, opened, () => migrateDatabase(db, { linkKey: () => opened.key }))
-        recordLinkKey(db, config.linkKeyFile, opened, Date.now())
-      }
-    } catch (err) {
-      refused = true
-      throw err
+    if (!opts.asItIs) {
+      applied = migrateWithKey(config.linkKeyFile, opened, () => migrateDatabase(db, { linkKey: () => key }))
+      recordLinkKey(db, config.linkKeyFile, opened, Date.now())
     }
-    return await fn(db, config, { publicUrl: config.publicUrl, key: opened.key }, { applied, keyCreated: opened.created })
+    return await fn(db, config, { publicUrl: config.publicUrl, key }, { applied, keyCreated: opened.created })
   } finally {
     closeDatabase(db)
-    // A database this command made and could not key or migrate is not left behind half-made.
-    if (refused && made) removeNewDatabase(config.dbPath)
   }
 }
 

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto'
-import { existsSync, rmSync, unlinkSync } from 'node:fs'
+import { existsSync, unlinkSync } from 'node:fs'
 import { isPostgresUrl } from './location'
 import { hasTable, type Db } from './client'
-import { loadKeyFile, SealKeyError, unseal } from '../platform/sealed'
+import { keyFileProblem, loadKeyFile, SealKeyError, unseal } from '../platform/sealed'
 
 /** Whether the jobs table already has sealed link tokens (migration 0007 or later). */
 function sampleSealedToken(db: Db): string | null {
@@ -68,14 +68,17 @@ export function recordLinkKey(db: Db, path: string, opened: { key: Buffer; creat
   throw new SealKeyError(FOREIGN(path))
 }
 
-/** Whether `location` names a SQLite file that does not exist yet: a start that makes it and is then refused removes it (removeNewDatabase). */
-export function isNewDatabaseFile(location: string): boolean {
-  return !isPostgresUrl(location) && !existsSync(location)
-}
-
-/** Removes a SQLite database this process made and then refused to use (its key could not be made, its migrations failed): nothing half-made is left. */
-export function removeNewDatabase(location: string): void {
-  for (const file of [location, `${location}-wal`, `${location}-shm`]) rmSync(file, { force: true })
+/**
+ * Refuses, before a new SQLite database is made at `location`, a link key path that could never
+ * be read or made: a folder, or a file whose folder is missing or not writable. Otherwise the new
+ * database would be made and then refused, left behind empty for later commands to take for a
+ * database. (Removing it afterwards is no answer: another start may be using the new file by
+ * then.) An existing database's missing key is said by openLinkKey, which knows it had one.
+ */
+export function checkLinkKeyPath(path: string, location: string): void {
+  if (isPostgresUrl(location) || existsSync(location)) return
+  const problem = keyFileProblem(path)
+  if (problem) throw new SealKeyError(problem)
 }
 
 /**

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path'
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { accessSync, chmodSync, constants, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 
 /** A key file that is missing or does not hold a key; main prints it and exits 2. */
 export class SealKeyError extends Error {}
@@ -41,11 +41,25 @@ export function writeKeyFile(path: string, key: Buffer): void {
     writeFileSync(path, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
   } catch (err) {
     // Said in one line, as every refusal to start is: the operator chose this path (TOWLINE_LINK_KEY_FILE, --db).
-    const why = CANNOT_WRITE[(err as NodeJS.ErrnoException).code ?? '']
-    if (why) throw new SealKeyError(`cannot create the link key file ${path}: ${why(dirname(path))}; nothing was sealed`)
+    const code = (err as NodeJS.ErrnoException).code ?? ''
+    if (CANNOT_WRITE[code]) throw new SealKeyError(cannotCreate(path, code))
     throw err
   }
   chmodSync(path, 0o600) // the umask may have taken bits off; never added
+}
+
+/** Why the key file at `path` could be neither read nor made (a folder, an unusable folder), or null. */
+export function keyFileProblem(path: string): string | null {
+  if (existsSync(path)) return statSync(path).isDirectory() ? FOLDER(path) : null
+  const folder = dirname(path)
+  const code = !existsSync(folder) ? 'ENOENT' : !statSync(folder).isDirectory() ? 'ENOTDIR' : writable(folder) ? null : 'EACCES'
+  return code ? cannotCreate(path, code) : null
+}
+
+const FOLDER = (path: string) => `${path} is a folder, not a key file (TOWLINE_LINK_KEY_FILE names the file itself)`
+const cannotCreate = (path: string, code: string) => `cannot create the link key file ${path}: ${CANNOT_WRITE[code]!(dirname(path))}; nothing was sealed`
+function writable(folder: string): boolean {
+  try { accessSync(folder, constants.W_OK); return true } catch { return false }
 }
 
 /** Why a key file could not be created, by the error's code, naming its folder. */
@@ -69,7 +83,7 @@ export function loadKeyFile(path: string, opts: { create: boolean }): { key: Buf
     writeKeyFile(path, key)
     return { key, created: true }
   }
-  if (statSync(path).isDirectory()) throw new SealKeyError(`${path} is a folder, not a key file (TOWLINE_LINK_KEY_FILE names the file itself)`)
+  if (statSync(path).isDirectory()) throw new SealKeyError(FOLDER(path))
   const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64')
   if (key.length !== 32) throw new SealKeyError(`${path} does not hold a Towline key (32 bytes, base64)`)
   return { key, created: false }
