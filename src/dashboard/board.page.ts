@@ -4,7 +4,7 @@ import type { JobVehicle } from '../jobs/job.table'
 import { BOARD_STATUSES } from '../jobs/list-board-jobs'
 import type { LatestCustomerMessage } from '../jobs/customer-messages'
 import { STATUS_LABELS } from './labels'
-import { localTimeText } from '../platform/time-zone'
+import { isoTimeText } from '../platform/time-zone'
 
 /** A vehicle in a few words: "2014 Honda Civic, silver, 7ABC123". */
 export function vehicleLine(v: Pick<JobVehicle, 'year' | 'make' | 'model' | 'color' | 'plate'>): string {
@@ -37,7 +37,7 @@ export function boardCard(job: JobView, nowMs: number, zone: string, message?: L
 <p class="card-pickup">${e(job.pickup.location)}</p>
 ${vehicle ? `<p class="card-vehicle">${e(vehicle)}</p>` : ''}
 ${message ? messageLine(message) : ''}
-<p class="card-meta"><span class="card-unit">${job.unit ? e(job.unit.name) : 'No unit'}</span>${job.urgency ? ` · <span class="card-urgency">${e(job.urgency)}</span>` : ''} · <span class="card-age" title="Waiting since ${e(Number.isFinite(Date.parse(job.created_at)) ? localTimeText(Date.parse(job.created_at), zone) : job.created_at)}">${ageText(job.created_at, nowMs)}</span></p>
+<p class="card-meta"><span class="card-unit">${job.unit ? e(job.unit.name) : 'No unit'}</span>${job.urgency ? ` · <span class="card-urgency">${e(job.urgency)}</span>` : ''} · <span class="card-age" title="Waiting since ${e(isoTimeText(job.created_at, zone))}">${ageText(job.created_at, nowMs)}</span></p>
 </li>`
 }
 

@@ -11,7 +11,7 @@ import type { JobPageData, PageEvent } from './job-page.data'
 import { STATUS_LABELS } from './labels'
 import { vehicleLine } from './board.page'
 import { dollarsText } from '../platform/money'
-import { localTimeText } from '../platform/time-zone'
+import { isoTimeText } from '../platform/time-zone'
 import { invoicesSection, type InvoiceSectionState } from '../invoices/invoice.page'
 import { commercialAccountSelect } from '../commercial-accounts/commercial-account-select'
 import { goaPackLink } from '../goa/goa.page'
@@ -279,7 +279,7 @@ function eventText(d: JobPageData, e: PageEvent): string {
     case 'job.note_added': return `Note: ${String(e.detail.text ?? '')}`
     case 'job.reopened': return `Reopened: ${String(e.detail.reason ?? '')}`
     case 'job.updated': return `Changed ${((e.detail.fields as string[] | undefined) ?? []).join(', ')}`
-    case 'job.eta_updated': return typeof e.detail.eta_at === 'string' && Number.isFinite(Date.parse(e.detail.eta_at)) ? `ETA ${localTimeText(Date.parse(e.detail.eta_at), d.zone)}` : 'ETA cleared'
+    case 'job.eta_updated': return typeof e.detail.eta_at === 'string' ? `ETA ${isoTimeText(e.detail.eta_at, d.zone)}` : 'ETA cleared'
     case 'job.customer_message': return `Customer wrote${e.detail.via === 'tracking_page' ? ' on the tracking page' : e.detail.via === 'sms' ? ' by text' : ''}: ${String(e.detail.text ?? '')}`
     case 'job.customer_located': return `Customer shared their location: ${Number(e.detail.lat).toFixed(5)}, ${Number(e.detail.lng).toFixed(5)}${e.detail.accuracy_m == null ? '' : ` (within ${Math.round(Number(e.detail.accuracy_m))} m)`}`
     case 'job.rating_received': return `Customer rated the job ${String(e.detail.rating ?? '')} out of 5${e.detail.comment ? `: ${String(e.detail.comment)}` : ''}`

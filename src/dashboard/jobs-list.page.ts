@@ -1,6 +1,5 @@
 import { checkboxField, formAlert, inputField, selectField, type FormState } from '../pages/form'
-import { html, type Html } from '../pages/html'
-import { localTimeText } from '../platform/time-zone'
+import { html, timeTag, type Html } from '../pages/html'
 import { MAX_SEARCH_CHARS, type JobSearchHit, type JobSearchPage } from '../jobs/search-jobs'
 import { STATUSES } from '../jobs/job-status'
 import { vehicleLine } from './board.page'
@@ -54,7 +53,7 @@ ${checkboxField(form, { name: 'archived', label: 'Include archived' })}
 
 function row(j: JobSearchHit, zone: string): Html {
   return html`<tr data-job-id="${j.id}">
-<td><time datetime="${new Date(j.createdAt).toISOString()}">${localTimeText(j.createdAt, zone)}</time></td>
+<td>${timeTag(new Date(j.createdAt).toISOString(), zone)}</td>
 <td>${STATUS_LABELS[j.status] ?? j.status}${j.archived ? html` <span class="tag">Archived</span>` : ''}</td>
 <td><a href="/jobs/${j.id}">${j.customerName}</a>${j.customerPhone ? html`<br><span class="muted">${j.customerPhone}</span>` : ''}</td>
 <td>${j.pickup}</td>

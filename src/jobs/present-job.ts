@@ -45,9 +45,14 @@ const jobWithUnitOf = (db: Db) => {
 
 /** Reads a job the caller may see with its unit, position and commercial account in one query, as GET /jobs/{id} shows it; 404 if unseen. */
 export function readJobView(db: Db, links: JobLinks, scope: JobScope, id: string): JobView {
+  return viewOfRead(links, readJobRow(db, scope, id))
+}
+
+/** The row of JOB_WITH_UNIT for a job the caller may see; 404 if unseen (another account's answers as an unknown one). */
+function readJobRow(db: Db, scope: JobScope, id: string): Record<string, any> {
   const r = jobWithUnitOf(db).get(id)
   if (!r || !canSeeJob(scope, r)) throw notFound('job', id)
-  return viewOfRead(links, r)
+  return r
 }
 
 /** The view of one row of JOB_WITH_UNIT. */
@@ -75,8 +80,7 @@ const WRITTEN_CHARS = 2_000_000
  * then is the answer, and only a changed job is put together and serialised again.
  */
 export function readJobJson(db: Db, links: JobLinks, scope: JobScope, id: string): string {
-  const r = jobWithUnitOf(db).get(id)
-  if (!r || !canSeeJob(scope, r)) throw notFound('job', id)
+  const r = readJobRow(db, scope, id)
   let kept = written.get(db)
   if (!kept) written.set(db, kept = { jobs: new Map(), chars: 0 })
   const last = kept.jobs.get(id)

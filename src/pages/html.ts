@@ -17,7 +17,7 @@
  *   scheme checked (the pages' policy blocks `javascript:` URLs, but do not rely on it alone).
  */
 import { escapeHtml } from '../platform/error-page'
-import { dayIn, localTimeText } from '../platform/time-zone'
+import { dayIn, isoTimeText } from '../platform/time-zone'
 
 /** Markup that is already safe to insert: made by `html`, `raw` or `attrs`. */
 export class Html {
@@ -94,8 +94,7 @@ export function htmlResponse(page: Html, init: { status?: number; headers?: Reco
  * page and every screen, unambiguous in the hour a fall-back day has twice, and without a script.
  */
 export function timeTag(isoText: string, zone: string): Html {
-  const ms = Date.parse(isoText)
-  return html`<time${attrs({ datetime: isoText })}>${Number.isFinite(ms) ? localTimeText(ms, zone) : isoText}</time>`
+  return html`<time${attrs({ datetime: isoText })}>${isoTimeText(isoText, zone)}</time>`
 }
 
 /** A day for people (an invoice's date): `<time datetime="…">2026-11-21</time>`, the day it was in the company's `zone`. */

@@ -77,6 +77,12 @@ export function dayIn(ms: number, zone: string): string {
   return `${pad(p.year, 4)}-${pad(p.month)}-${pad(p.day)}`
 }
 
+/** An ISO instant as people in `zone` read it (localTimeText), or the text as it is when it is no instant. */
+export function isoTimeText(isoText: string, zone: string): string {
+  const ms = Date.parse(isoText)
+  return Number.isFinite(ms) ? localTimeText(ms, zone) : isoText
+}
+
 /** `ms` as people there read it: `2026-11-21 09:30 PST` (the zone's short name, or its offset where it has none). */
 export function localTimeText(ms: number, zone: string): string {
   const p = partsOf(ms, zone)

@@ -50,6 +50,11 @@ export function listTemplates(ctx: OperationContext): TemplateView[] {
   })
 }
 
+/** The refusal of wording whose texts, filled at their longest, are `filled` characters long: more than Twilio takes; or null. */
+function tooLongFilled(filled: number): string | null {
+  return filled > MAX_TEXT_CHARS ? `must make texts of at most ${MAX_TEXT_CHARS.toLocaleString('en-US')} characters once its placeholders are filled (what Twilio takes); with the longest company name, reference and pickup this one makes ${filled.toLocaleString('en-US')}` : null
+}
+
 /**
  * Sets the account's own wording of a template: texts queued from now on use it. Refused (422,
  * field `text`) when empty, too long, or holding a placeholder that template's texts cannot fill.
@@ -60,10 +65,7 @@ export function setTemplate(ctx: OperationContext, name: string, text: string, e
   const wording = text.trim()
   // The wording, then what it writes: placeholders filled with sample values of real length must
   // still fit in one message Twilio takes (1,600 characters).
-  const wordingProblem = templateProblem(template, wording)
-  const filled = wordingProblem === null ? charCount(longestText(ctx, wording)) : 0
-  const problem = wordingProblem
-    ?? (filled > MAX_TEXT_CHARS ? `must make texts of at most ${MAX_TEXT_CHARS.toLocaleString('en-US')} characters once its placeholders are filled (what Twilio takes); with the longest company name, reference and pickup this one makes ${filled.toLocaleString('en-US')}` : null)
+  const problem = templateProblem(template, wording) ?? tooLongFilled(charCount(longestText(ctx, wording)))
   // "must ..." reads after "it"; "{x} is not a placeholder ..." is a sentence of its own.
   if (problem) throw validationFailed([{ path: 'text', message: problem }], `The ${template} text was not saved: ${problem.startsWith('must') ? `it ${problem}` : problem}.`)
   inTransaction(ctx.db, () => {
